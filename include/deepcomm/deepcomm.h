@@ -1,0 +1,181 @@
+/* DeepComm native C API.
+ *
+ * Everything NCCL offers on host memory, plus what NCCL lacks: requests for overlapping
+ * communication with computation, communicators created from the launcher's environment,
+ * plan inspection and transport counters. The NCCL ABI (libnccl.so.2) is a thin translation
+ * onto this API; enum values are the same as NCCL's so that translation is a cast.
+ *
+ * Semantics on host memory: with a blocking communicator a call returns when the operation has
+ * completed; inside dcGroupStart/dcGroupEnd the calls complete at the outermost dcGroupEnd. A call
+ * given a non-NULL request pointer starts the operation and returns at once; dcTest/dcWait then
+ * complete it. All errors are returned as dcResult_t; dcGetLastError() gives the message.
+ */
+#ifndef DEEPCOMM_DEEPCOMM_H_
+#define DEEPCOMM_DEEPCOMM_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DEEPCOMM_VERSION_MAJOR 0
+#define DEEPCOMM_VERSION_MINOR 1
+#define DEEPCOMM_VERSION_PATCH 0
+
+typedef enum {
+  dcSuccess = 0,
+  dcUnhandledCudaError = 1,
+  dcSystemError = 2,
+  dcInternalError = 3,
+  dcInvalidArgument = 4,
+  dcInvalidUsage = 5,
+  dcRemoteError = 6,
+  dcInProgress = 7,
+  dcNumResults = 8
+} dcResult_t;
+
+typedef enum {
+  dcInt8 = 0,
+  dcUint8 = 1,
+  dcInt32 = 2,
+  dcUint32 = 3,
+  dcInt64 = 4,
+  dcUint64 = 5,
+  dcFloat16 = 6,
+  dcFloat32 = 7,
+  dcFloat64 = 8,
+  dcBfloat16 = 9,
+  dcFloat8e4m3 = 10,
+  dcFloat8e5m2 = 11,
+  dcNumTypes = 12
+} dcDataType_t;
+
+/* Values >= dcNumOps are operators made by dcRedOpCreatePreMulSum. */
+typedef enum {
+  dcSum = 0,
+  dcProd = 1,
+  dcMax = 2,
+  dcMin = 3,
+  dcAvg = 4,
+  dcNumOps = 5,
+  dcMaxRedOp = 0x7fffffff
+} dcRedOp_t;
+
+typedef enum {
+  dcCollAllReduce = 0,
+  dcCollBroadcast = 1,
+  dcCollReduce = 2,
+  dcCollAllGather = 3,
+  dcCollReduceScatter = 4,
+  dcCollAlltoAll = 5,
+  dcCollGather = 6,
+  dcCollScatter = 7,
+  dcCollSend = 8,
+  dcCollRecv = 9,
+  dcNumCollectives = 10
+} dcCollective_t;
+
+typedef struct dcComm* dcComm_t;
+typedef struct dcRequest* dcRequest_t;
+
+#define DC_UNIQUE_ID_BYTES 128
+typedef struct {
+  char internal[DC_UNIQUE_ID_BYTES];
+} dcUniqueId;
+
+/* Communicator options. Start from DC_CONFIG_INIT; fields may be added at the end (size tells). */
+typedef struct {
+  size_t size;
+  int blocking;         /* 1: init and calls return when complete (the only mode so far) */
+  const char* commName; /* shown in logs; may be NULL */
+} dcConfig_t;
+#define DC_CONFIG_INIT {sizeof(dcConfig_t), 1, NULL}
+
+/* Bytes moved by this communicator's rank, per transport. */
+typedef struct {
+  uint64_t shmBytesSent;
+  uint64_t shmBytesReceived;
+  uint64_t tcpBytesSent;
+  uint64_t tcpBytesReceived;
+} dcCounters_t;
+
+const char* dcGetErrorString(dcResult_t result);
+/* Message of the last error on the calling thread ("" when none). */
+const char* dcGetLastError(void);
+dcResult_t dcGetVersion(int* version);
+
+/* Makes an id and starts the rendezvous root in this process (it serves until all ranks joined
+ * or the bootstrap deadline passed). The id may be passed to other processes by any means. */
+dcResult_t dcGetUniqueId(dcUniqueId* uniqueId);
+dcResult_t dcCommInitRank(dcComm_t* comm, int nranks, const dcUniqueId* uniqueId, int rank,
+                          const dcConfig_t* config);
+/* nranks ranks as threads of this process; comms[i] is rank i. */
+dcResult_t dcCommInitAll(dcComm_t* comms, int nranks);
+/* Rank and size from the launcher: DeepComm's own launcher (DEEPCOMM_RANK, DEEPCOMM_NRANKS,
+ * DEEPCOMM_UNIQUE_ID), Open MPI / srun through PMIx, or torchrun's RANK, WORLD_SIZE, MASTER_ADDR,
+ * MASTER_PORT. */
+dcResult_t dcCommInitFromEnv(dcComm_t* comm, const dcConfig_t* config);
+/* color < 0 (DC_SPLIT_NOCOLOR) returns *newcomm = NULL for this rank. */
+#define DC_SPLIT_NOCOLOR -1
+dcResult_t dcCommSplit(dcComm_t comm, int color, int key, dcComm_t* newcomm, const dcConfig_t* config);
+dcResult_t dcCommFinalize(dcComm_t comm);
+dcResult_t dcCommDestroy(dcComm_t comm);
+dcResult_t dcCommCount(dcComm_t comm, int* count);
+dcResult_t dcCommRank(dcComm_t comm, int* rank);
+dcResult_t dcCommGetAsyncError(dcComm_t comm, dcResult_t* asyncError);
+dcResult_t dcCommGetCounters(dcComm_t comm, dcCounters_t* counters);
+
+/* Writes the JSON of the plan this rank would run for the operation into buf (NUL-terminated).
+ * *len is the buffer size on entry and the needed size (with NUL) on return. */
+dcResult_t dcCommPlanJson(dcComm_t comm, dcCollective_t coll, size_t count, dcDataType_t datatype,
+                          int root, char* buf, size_t* len);
+
+/* Collectives and point-to-point. request == NULL: complete on return (or at dcGroupEnd inside a
+ * group). request != NULL: start and return; complete with dcTest/dcWait (not inside a group). */
+dcResult_t dcAllReduce(const void* sendbuf, void* recvbuf, size_t count, dcDataType_t datatype,
+                       dcRedOp_t op, dcComm_t comm, dcRequest_t* request);
+dcResult_t dcBroadcast(const void* sendbuf, void* recvbuf, size_t count, dcDataType_t datatype,
+                       int root, dcComm_t comm, dcRequest_t* request);
+dcResult_t dcReduce(const void* sendbuf, void* recvbuf, size_t count, dcDataType_t datatype,
+                    dcRedOp_t op, int root, dcComm_t comm, dcRequest_t* request);
+dcResult_t dcAllGather(const void* sendbuf, void* recvbuf, size_t sendcount, dcDataType_t datatype,
+                       dcComm_t comm, dcRequest_t* request);
+dcResult_t dcReduceScatter(const void* sendbuf, void* recvbuf, size_t recvcount,
+                           dcDataType_t datatype, dcRedOp_t op, dcComm_t comm,
+                           dcRequest_t* request);
+dcResult_t dcAlltoAll(const void* sendbuf, void* recvbuf, size_t count, dcDataType_t datatype,
+                      dcComm_t comm, dcRequest_t* request);
+dcResult_t dcGather(const void* sendbuf, void* recvbuf, size_t count, dcDataType_t datatype,
+                    int root, dcComm_t comm, dcRequest_t* request);
+dcResult_t dcScatter(const void* sendbuf, void* recvbuf, size_t count, dcDataType_t datatype,
+                     int root, dcComm_t comm, dcRequest_t* request);
+dcResult_t dcSend(const void* sendbuf, size_t count, dcDataType_t datatype, int peer,
+                  dcComm_t comm, dcRequest_t* request);
+dcResult_t dcRecv(void* recvbuf, size_t count, dcDataType_t datatype, int peer, dcComm_t comm,
+                  dcRequest_t* request);
+
+dcResult_t dcGroupStart(void);
+dcResult_t dcGroupEnd(void);
+
+/* *done = 1 when the operation completed; the request is then freed and the operation's result
+ * returned. */
+dcResult_t dcTest(dcRequest_t request, int* done);
+/* Waits for completion (bounded by DEEPCOMM_TIMEOUT), frees the request, returns the result. */
+dcResult_t dcWait(dcRequest_t request);
+
+/* op = sum of (scalar * input) over ranks; *scalar is read before the call returns. */
+dcResult_t dcRedOpCreatePreMulSum(dcRedOp_t* op, const void* scalar, dcDataType_t datatype,
+                                  dcComm_t comm);
+dcResult_t dcRedOpDestroy(dcRedOp_t op, dcComm_t comm);
+
+/* Host memory that the shared-memory transport can hand to peers without a copy (memfd-backed). */
+dcResult_t dcMemAlloc(void** ptr, size_t size);
+dcResult_t dcMemFree(void* ptr);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DEEPCOMM_DEEPCOMM_H_ */

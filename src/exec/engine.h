@@ -1,0 +1,34 @@
+// The progress engine: one per process, a boost::asio::io_context driven by one thread that blocks
+// in epoll on every transport's sockets (no busy-waiting). Operations are posted to it from user
+// threads; transports and the executor run only on it. After fork() the child gets a fresh engine on
+// first use (the parent's thread does not exist in the child).
+#pragma once
+
+#include <functional>
+#include <thread>
+
+#include <boost/asio/io_context.hpp>
+
+namespace dc {
+
+class Engine {
+ public:
+  static Engine& instance();
+
+  boost::asio::io_context& io() { return io_; }
+  void post(std::function<void()> fn);
+  bool on_engine_thread() const { return std::this_thread::get_id() == thread_.get_id(); }
+
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+  ~Engine();
+
+ private:
+  Engine();
+  void run();
+
+  boost::asio::io_context io_;
+  std::thread thread_;
+};
+
+}  // namespace dc

@@ -1,0 +1,95 @@
+// The transport contract. Shaped for RDMA, not for a byte stream: messages are tagged and matched by
+// tag (never by arrival order), buffers stay owned by the caller until their completion fires, a
+// receive may not know the exact size (it completes with the bytes received, <= capacity), and
+// memory can be registered. Small messages go eagerly, large ones by rendezvous, with bounded memory
+// per peer. Everything here runs on the progress engine's thread (its boost::asio::io_context):
+// completions are called there, and the engine blocks in epoll on the transports' sockets.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include <boost/asio/io_context.hpp>
+
+#include "src/core/error.h"
+
+namespace dc {
+
+// Exact-match tag. comm: communicator id; seq: operation sequence number; step: plan step tag (or
+// point-to-point sequence).
+struct Tag {
+  uint64_t comm = 0;
+  uint64_t seq = 0;
+  uint64_t step = 0;
+  bool operator==(const Tag& o) const { return comm == o.comm && seq == o.seq && step == o.step; }
+};
+
+struct TagHash {
+  size_t operator()(const Tag& t) const {
+    uint64_t h = t.comm * 0x9E3779B97F4A7C15ull ^ (t.seq + 0x632BE59BD9B4E019ull + (t.comm << 6));
+    return static_cast<size_t>(h ^ (t.step * 0xC2B2AE3D27D4EB4Full));
+  }
+};
+
+// Called on the engine thread. bytes = bytes transferred (a receive: the message's real size).
+using Completion = std::function<void(const Status& status, size_t bytes)>;
+
+struct TransportCounters {
+  uint64_t bytes_sent = 0;
+  uint64_t bytes_received = 0;
+};
+
+// One established, bidirectional channel to one peer.
+class Connection {
+ public:
+  virtual ~Connection() = default;
+  // buf must stay valid and unchanged until done runs.
+  virtual void send(const Tag& tag, const void* buf, size_t len, Completion done) = 0;
+  // A message longer than capacity completes with dcInvalidUsage (nothing written past capacity).
+  virtual void recv(const Tag& tag, void* buf, size_t capacity, Completion done) = 0;
+  // Fails every pending and future operation with status (abort, peer death).
+  virtual void close(const Status& status) = 0;
+  virtual const char* transport_name() const = 0;
+  virtual TransportCounters counters() const = 0;
+};
+
+// Opaque handle of registered memory; transports that need none return an empty handle.
+struct MemoryRegistration {
+  void* addr = nullptr;
+  size_t size = 0;
+  std::shared_ptr<void> transport_state;
+};
+
+// One rank's end of a transport: it listens, publishes an address, and connects to peers.
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  virtual const char* name() const = 0;
+  // Opaque string that peers pass to connect(); exchanged through bootstrap.
+  virtual std::string address() const = 0;
+  // Establishes the connection to `peer` (comm rank) whose Transport published peer_address.
+  // The lower rank dials, the higher one accepts; both sides call connect(). `done` runs on the
+  // engine thread, with the connection or the error (deadline: timeout_ms).
+  using ConnectDone = std::function<void(const Status&, std::shared_ptr<Connection>)>;
+  virtual void connect(int peer, const std::string& peer_address, int timeout_ms,
+                       ConnectDone done) = 0;
+  virtual MemoryRegistration register_memory(void* addr, size_t size) {
+    return MemoryRegistration{addr, size, nullptr};
+  }
+  virtual void deregister_memory(MemoryRegistration&) {}
+};
+
+struct TransportOptions {
+  boost::asio::io_context* io = nullptr;  // the progress engine's
+  int rank = 0;
+  uint64_t session = 0;   // random id shared by the ranks of one init (hello check)
+  std::string host_id;    // this rank's host identity
+};
+
+std::unique_ptr<Transport> make_tcp_transport(const TransportOptions& options);
+std::unique_ptr<Transport> make_shm_transport(const TransportOptions& options);
+
+}  // namespace dc
