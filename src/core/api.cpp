@@ -1,0 +1,338 @@
+// The native C API (deepcomm.h). Every function converts internal failures into a dcResult_t and a
+// per-thread message; no exception crosses this boundary.
+#include <cstring>
+#include <new>
+#include <thread>
+
+#include "deepcomm/deepcomm.h"
+#include "src/core/bootstrap.h"
+#include "src/core/communicator.h"
+#include "src/core/engine_call.h"
+#include "src/core/issue.h"
+#include "src/core/shareable_memory.h"
+#include "src/kernels/reduce.h"
+
+#define DC_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace {
+
+template <class F>
+dcResult_t guarded(F&& body) {
+  try {
+    body();
+    return dcSuccess;
+  } catch (const dc::Error& e) {
+    dc::set_last_error(e.what());
+    return e.code();
+  } catch (const std::bad_alloc&) {
+    dc::set_last_error("DeepComm: out of memory");
+    return dcSystemError;
+  } catch (const std::exception& e) {
+    dc::set_last_error(std::string("DeepComm: internal error: ") + e.what());
+    return dcInternalError;
+  } catch (...) {
+    dc::set_last_error("DeepComm: internal error");
+    return dcInternalError;
+  }
+}
+
+template <class T>
+void require(T* p, const char* what) {
+  if (!p) dc::fail(dcInvalidArgument, std::string("DeepComm: ") + what + " is NULL");
+}
+
+dcResult_t run(dcCollective_t coll, const void* sendbuf, void* recvbuf, size_t count,
+               dcDataType_t dt, dcRedOp_t op, int root, dcComm_t comm, dcRequest_t* request) {
+  return guarded([&] {
+    dc::OpArgs a;
+    a.collective = coll;
+    a.sendbuf = sendbuf;
+    a.recvbuf = recvbuf;
+    a.count = count;
+    a.datatype = dt;
+    a.op = op;
+    a.root = root;
+    dc::issue(comm, a, request);
+  });
+}
+
+}  // namespace
+
+DC_EXPORT const char* dcGetErrorString(dcResult_t result) {
+  switch (result) {
+    case dcSuccess: return "no error";
+    case dcUnhandledCudaError: return "unhandled cuda error (run with NCCL_DEBUG=INFO for details)";
+    case dcSystemError: return "unhandled system error (run with NCCL_DEBUG=INFO for details)";
+    case dcInternalError: return "internal error - please report this issue to the DeepComm developers";
+    case dcInvalidArgument: return "invalid argument (run with NCCL_DEBUG=WARN for details)";
+    case dcInvalidUsage: return "invalid usage (run with NCCL_DEBUG=WARN for details)";
+    case dcRemoteError: return "remote process exited or there was a network error";
+    case dcInProgress: return "DeepComm operation in progress";
+    default: return "unknown result code";
+  }
+}
+
+DC_EXPORT const char* dcGetLastError(void) { return dc::last_error(); }
+
+DC_EXPORT dcResult_t dcGetVersion(int* version) {
+  return guarded([&] {
+    require(version, "version");
+    *version = DEEPCOMM_VERSION_MAJOR * 10000 + DEEPCOMM_VERSION_MINOR * 100 + DEEPCOMM_VERSION_PATCH;
+  });
+}
+
+DC_EXPORT dcResult_t dcGetUniqueId(dcUniqueId* id) {
+  return guarded([&] {
+    require(id, "unique id");
+    dc::make_unique_id(id);
+  });
+}
+
+DC_EXPORT dcResult_t dcCommInitRank(dcComm_t* comm, int nranks, const dcUniqueId* id, int rank,
+                                    const dcConfig_t* config) {
+  return guarded([&] {
+    require(comm, "communicator pointer");
+    require(id, "unique id");
+    *comm = nullptr;
+    *comm = dc::init_rank(nranks, *id, rank, config);
+  });
+}
+
+DC_EXPORT dcResult_t dcCommInitAll(dcComm_t* comms, int nranks) {
+  return guarded([&] {
+    require(comms, "communicator array");
+    if (nranks < 1) dc::fail(dcInvalidArgument, "DeepComm: dcCommInitAll needs at least one rank");
+    dcUniqueId id;
+    dc::make_unique_id(&id);
+    std::vector<dcResult_t> results(nranks, dcSuccess);
+    std::vector<std::string> messages(nranks);
+    std::vector<std::thread> threads;
+    for (int r = 0; r < nranks; ++r) {
+      comms[r] = nullptr;
+      threads.emplace_back([&, r] {
+        results[r] = dcCommInitRank(&comms[r], nranks, &id, r, nullptr);
+        if (results[r] != dcSuccess) messages[r] = dcGetLastError();
+      });
+    }
+    for (auto& t : threads) t.join();
+    for (int r = 0; r < nranks; ++r) {
+      if (results[r] == dcSuccess) continue;
+      for (int k = 0; k < nranks; ++k)
+        if (comms[k]) dc::destroy_comm(comms[k]), comms[k] = nullptr;
+      throw dc::Error(results[r], messages[r]);
+    }
+  });
+}
+
+DC_EXPORT dcResult_t dcCommInitFromEnv(dcComm_t* comm, const dcConfig_t* config) {
+  return guarded([&] {
+    require(comm, "communicator pointer");
+    *comm = nullptr;
+    dc::LaunchInfo info = dc::launch_info_from_env(dc::Config::from_environment().bootstrap_timeout_ms);
+    *comm = dc::init_rank(info.nranks, info.id, info.rank, config);
+  });
+}
+
+DC_EXPORT dcResult_t dcCommSplit(dcComm_t comm, int color, int key, dcComm_t* newcomm,
+                                 const dcConfig_t* config) {
+  return guarded([&] {
+    require(newcomm, "new communicator pointer");
+    *newcomm = nullptr;
+    *newcomm = dc::split_comm(dc::checked_comm(comm), color, key, config);
+  });
+}
+
+DC_EXPORT dcResult_t dcCommFinalize(dcComm_t comm) {
+  return guarded([&] {
+    dc::checked_comm(comm);
+    std::unique_lock<std::mutex> lock(comm->inflight_mutex);
+    if (!comm->inflight_cv.wait_for(lock, std::chrono::milliseconds(comm->config.timeout_ms),
+                                    [comm] { return comm->inflight == 0; }))
+      dc::fail(dcSystemError, "DeepComm: finalize timed out waiting for pending operations");
+  });
+}
+
+DC_EXPORT dcResult_t dcCommDestroy(dcComm_t comm) {
+  return guarded([&] { dc::destroy_comm(dc::checked_comm(comm)); });
+}
+
+DC_EXPORT dcResult_t dcCommCount(dcComm_t comm, int* count) {
+  return guarded([&] {
+    require(count, "count");
+    *count = dc::checked_comm(comm)->nranks;
+  });
+}
+
+DC_EXPORT dcResult_t dcCommRank(dcComm_t comm, int* rank) {
+  return guarded([&] {
+    require(rank, "rank");
+    *rank = dc::checked_comm(comm)->rank;
+  });
+}
+
+DC_EXPORT dcResult_t dcCommGetAsyncError(dcComm_t comm, dcResult_t* error) {
+  return guarded([&] {
+    require(error, "error pointer");
+    dc::checked_comm(comm);
+    *error = static_cast<dcResult_t>(comm->async_error.load());
+  });
+}
+
+DC_EXPORT dcResult_t dcCommGetCounters(dcComm_t comm, dcCounters_t* counters) {
+  return guarded([&] {
+    require(counters, "counters");
+    dc::checked_comm(comm);
+    *counters = dc::call_on_engine(
+        [comm] {
+          dcCounters_t c{};
+          for (int r = 0; r < comm->nranks; ++r) {
+            dc::Connection* conn = r == comm->rank ? nullptr : comm->peer(r);
+            if (!conn) continue;
+            dc::TransportCounters t = conn->counters();
+            if (std::strcmp(conn->transport_name(), "tcp") == 0) {
+              c.tcpBytesSent += t.bytes_sent;
+              c.tcpBytesReceived += t.bytes_received;
+            } else {
+              c.shmBytesSent += t.bytes_sent;
+              c.shmBytesReceived += t.bytes_received;
+            }
+          }
+          return c;
+        },
+        comm->config.timeout_ms, "reading counters");
+  });
+}
+
+DC_EXPORT dcResult_t dcCommPlanJson(dcComm_t comm, dcCollective_t coll, size_t count,
+                                    dcDataType_t dt, int root, char* buf, size_t* len) {
+  return guarded([&] {
+    require(len, "length pointer");
+    dc::checked_comm(comm);
+    if (coll < 0 || coll >= dcNumCollectives) dc::fail(dcInvalidArgument, "DeepComm: unknown collective");
+    if (dt < 0 || dt >= dcNumTypes) dc::fail(dcInvalidArgument, "DeepComm: unknown datatype");
+    dc::PlanRequest r;
+    r.collective = coll;
+    r.nranks = comm->nranks;
+    r.rank = comm->rank;
+    r.root = root;
+    r.count = count;
+    r.elem_size = dc::datatype_size(dt);
+    r.algorithm = coll == dcCollAllReduce ? comm->config.algorithm : "";
+    r.chunk_bytes = comm->config.chunk_bytes;
+    r.tree_threshold_bytes = comm->config.tree_threshold_bytes;
+    std::string json = dc::plan_to_json(dc::make_plan(r));
+    const size_t needed = json.size() + 1;
+    const size_t room = *len;
+    *len = needed;
+    if (!buf || room < needed)
+      dc::fail(dcInvalidArgument, "DeepComm: plan JSON needs " + std::to_string(needed) + " bytes");
+    std::memcpy(buf, json.c_str(), needed);
+  });
+}
+
+DC_EXPORT dcResult_t dcAllReduce(const void* s, void* r, size_t n, dcDataType_t dt, dcRedOp_t op,
+                                 dcComm_t comm, dcRequest_t* req) {
+  return run(dcCollAllReduce, s, r, n, dt, op, -1, comm, req);
+}
+DC_EXPORT dcResult_t dcBroadcast(const void* s, void* r, size_t n, dcDataType_t dt, int root,
+                                 dcComm_t comm, dcRequest_t* req) {
+  return run(dcCollBroadcast, s, r, n, dt, dcSum, root, comm, req);
+}
+DC_EXPORT dcResult_t dcReduce(const void* s, void* r, size_t n, dcDataType_t dt, dcRedOp_t op,
+                              int root, dcComm_t comm, dcRequest_t* req) {
+  return run(dcCollReduce, s, r, n, dt, op, root, comm, req);
+}
+DC_EXPORT dcResult_t dcAllGather(const void* s, void* r, size_t n, dcDataType_t dt, dcComm_t comm,
+                                 dcRequest_t* req) {
+  return run(dcCollAllGather, s, r, n, dt, dcSum, -1, comm, req);
+}
+DC_EXPORT dcResult_t dcReduceScatter(const void* s, void* r, size_t n, dcDataType_t dt,
+                                     dcRedOp_t op, dcComm_t comm, dcRequest_t* req) {
+  return run(dcCollReduceScatter, s, r, n, dt, op, -1, comm, req);
+}
+DC_EXPORT dcResult_t dcAlltoAll(const void* s, void* r, size_t n, dcDataType_t dt, dcComm_t comm,
+                                dcRequest_t* req) {
+  return run(dcCollAlltoAll, s, r, n, dt, dcSum, -1, comm, req);
+}
+DC_EXPORT dcResult_t dcGather(const void* s, void* r, size_t n, dcDataType_t dt, int root,
+                              dcComm_t comm, dcRequest_t* req) {
+  return run(dcCollGather, s, r, n, dt, dcSum, root, comm, req);
+}
+DC_EXPORT dcResult_t dcScatter(const void* s, void* r, size_t n, dcDataType_t dt, int root,
+                               dcComm_t comm, dcRequest_t* req) {
+  return run(dcCollScatter, s, r, n, dt, dcSum, root, comm, req);
+}
+DC_EXPORT dcResult_t dcSend(const void* s, size_t n, dcDataType_t dt, int peer, dcComm_t comm,
+                            dcRequest_t* req) {
+  return run(dcCollSend, s, nullptr, n, dt, dcSum, peer, comm, req);
+}
+DC_EXPORT dcResult_t dcRecv(void* r, size_t n, dcDataType_t dt, int peer, dcComm_t comm,
+                            dcRequest_t* req) {
+  return run(dcCollRecv, nullptr, r, n, dt, dcSum, peer, comm, req);
+}
+
+DC_EXPORT dcResult_t dcGroupStart(void) {
+  return guarded([] { dc::group_start(); });
+}
+DC_EXPORT dcResult_t dcGroupEnd(void) {
+  return guarded([] { dc::group_end(); });
+}
+
+DC_EXPORT dcResult_t dcTest(dcRequest_t request, int* done) {
+  return guarded([&] {
+    require(request, "request");
+    require(done, "done flag");
+    *done = 0;
+    *done = dc::test_request(request) ? 1 : 0;
+  });
+}
+
+DC_EXPORT dcResult_t dcWait(dcRequest_t request) {
+  return guarded([&] {
+    require(request, "request");
+    dc::wait_request(request);
+  });
+}
+
+DC_EXPORT dcResult_t dcRedOpCreatePreMulSum(dcRedOp_t* op, const void* scalar, dcDataType_t dt,
+                                            dcComm_t comm) {
+  return guarded([&] {
+    require(op, "op pointer");
+    require(scalar, "scalar");
+    dc::checked_comm(comm);
+    const size_t elem = dc::datatype_size(dt);
+    if (dt < 0 || dt >= dcNumTypes || elem == 0) dc::fail(dcInvalidArgument, "DeepComm: unknown datatype");
+    size_t slot = 0;
+    while (slot < comm->premul_ops.size() && comm->premul_ops[slot].in_use) ++slot;
+    if (slot == comm->premul_ops.size()) comm->premul_ops.emplace_back();
+    dc::PreMulSumOp& pm = comm->premul_ops[slot];
+    pm.in_use = true;
+    pm.datatype = dt;
+    std::memcpy(pm.scalar, scalar, elem);
+    *op = static_cast<dcRedOp_t>(dcNumOps + slot);
+  });
+}
+
+DC_EXPORT dcResult_t dcRedOpDestroy(dcRedOp_t op, dcComm_t comm) {
+  return guarded([&] {
+    dc::checked_comm(comm);
+    const size_t slot = static_cast<size_t>(op) - dcNumOps;
+    if (op < dcNumOps || slot >= comm->premul_ops.size() || !comm->premul_ops[slot].in_use)
+      dc::fail(dcInvalidArgument, "DeepComm: op was not created by dcRedOpCreatePreMulSum on this communicator");
+    comm->premul_ops[slot].in_use = false;
+  });
+}
+
+DC_EXPORT dcResult_t dcMemAlloc(void** ptr, size_t size) {
+  return guarded([&] {
+    require(ptr, "pointer");
+    *ptr = dc::shareable_alloc(size);
+  });
+}
+
+DC_EXPORT dcResult_t dcMemFree(void* ptr) {
+  return guarded([&] {
+    require(ptr, "pointer");
+    dc::shareable_free(ptr);
+  });
+}

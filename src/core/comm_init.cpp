@@ -1,0 +1,268 @@
+// Creating communicators: from a unique id (bootstrap exchange, then one connection per peer over
+// the transport chosen by host identity), by splitting an existing one, and destroying them.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <sstream>
+
+#include "src/core/bootstrap.h"
+#include "src/core/communicator.h"
+#include "src/core/engine_call.h"
+#include "src/core/log.h"
+#include "src/exec/engine.h"
+#include "src/exec/operation.h"
+
+namespace dc {
+
+namespace {
+
+// What each rank tells the others at bootstrap.
+struct RankCard {
+  std::string host;
+  std::string pid;
+  std::vector<std::string> config;  // plan-shaping entries
+  std::map<std::string, std::string> addresses;  // transport name -> address
+
+  std::string encode() const {
+    std::ostringstream out;
+    out << "host=" << host << '\n' << "pid=" << pid << '\n';
+    for (const auto& c : config) out << "config=" << c << '\n';
+    for (const auto& [name, addr] : addresses) out << "addr." << name << '=' << addr << '\n';
+    return out.str();
+  }
+
+  static RankCard decode(const std::string& blob) {
+    RankCard card;
+    std::istringstream in(blob);
+    std::string line;
+    while (std::getline(in, line)) {
+      auto eq = line.find('=');
+      if (eq == std::string::npos) continue;
+      std::string key = line.substr(0, eq), value = line.substr(eq + 1);
+      if (key == "host") card.host = value;
+      else if (key == "pid") card.pid = value;
+      else if (key == "config") card.config.push_back(value);
+      else if (key.rfind("addr.", 0) == 0) card.addresses[key.substr(5)] = value;
+    }
+    return card;
+  }
+};
+
+std::shared_ptr<PeerLinks> make_links() {
+  // Transports and connections belong to the engine thread: free them there.
+  return std::shared_ptr<PeerLinks>(new PeerLinks(), [](PeerLinks* links) {
+    Engine::instance().post([links] { delete links; });
+  });
+}
+
+// Every rank must run the same plans: compare the plan-shaping configuration of all ranks.
+void check_agreement(const std::vector<RankCard>& cards, int rank) {
+  const auto& mine = cards[rank].config;
+  for (size_t r = 0; r < cards.size(); ++r) {
+    const auto& theirs = cards[r].config;
+    for (size_t i = 0; i < std::max(mine.size(), theirs.size()); ++i) {
+      std::string a = i < mine.size() ? mine[i] : "(missing)";
+      std::string b = i < theirs.size() ? theirs[i] : "(missing)";
+      if (a != b) {
+        std::string variable = a.substr(0, a.find('='));
+        fail(dcInvalidUsage, "DeepComm: ranks disagree on " + variable + ": rank " +
+                                 std::to_string(rank) + " has " + a + ", rank " +
+                                 std::to_string(r) + " has " + b +
+                                 " (plan-shaping settings must be the same on every rank)");
+      }
+    }
+  }
+}
+
+const char* pick_transport(const Config& config, const RankCard& me, const RankCard& peer, int peer_rank) {
+  const bool same_host = me.host == peer.host;
+  switch (config.transport) {
+    case TransportChoice::Tcp:
+      return "tcp";
+    case TransportChoice::Shm:
+      if (!same_host)
+        fail(dcInvalidUsage, "DeepComm: DEEPCOMM_TRANSPORT=shm but rank " + std::to_string(peer_rank) +
+                                 " is on another host");
+      return "shm";
+    case TransportChoice::Auto:
+      break;
+  }
+  return same_host ? "shm" : "tcp";
+}
+
+void connect_peers(dcComm* comm, const std::vector<RankCard>& cards) {
+  auto& links = *comm->links;
+  const RankCard& me = cards[comm->rank];
+  struct Pending {
+    std::mutex mutex;
+    std::condition_variable cv;
+    int left = 0;
+    Status status;
+  };
+  auto pending = std::make_shared<Pending>();
+  pending->left = comm->nranks - 1;
+  links.peers.assign(comm->nranks, nullptr);
+  std::vector<std::pair<Transport*, std::string>> plan(comm->nranks, {nullptr, ""});
+  for (int p = 0; p < comm->nranks; ++p) {
+    if (p == comm->rank) continue;
+    std::string name = pick_transport(comm->config, me, cards[p], p);
+    auto it = cards[p].addresses.find(name);
+    if (it == cards[p].addresses.end())
+      fail(dcInvalidUsage, "DeepComm: rank " + std::to_string(p) + " offers no " + name + " transport");
+    for (auto& t : links.transports)
+      if (name == t->name()) plan[p] = {t.get(), it->second};
+  }
+  const int timeout = comm->config.connect_timeout_ms;
+  auto links_ptr = comm->links;
+  Engine::instance().post([links_ptr, plan, pending, timeout, rank = comm->rank] {
+    for (int p = 0; p < static_cast<int>(plan.size()); ++p) {
+      if (p == rank) continue;
+      plan[p].first->connect(p, plan[p].second, timeout,
+                             [links_ptr, pending, p](const Status& s, std::shared_ptr<Connection> c) {
+                               std::lock_guard<std::mutex> lock(pending->mutex);
+                               if (s.ok()) links_ptr->peers[p] = std::move(c);
+                               else if (pending->status.ok()) pending->status = s;
+                               if (--pending->left == 0) pending->cv.notify_all();
+                             });
+    }
+  });
+  std::unique_lock<std::mutex> lock(pending->mutex);
+  bool finished = pending->cv.wait_for(lock, std::chrono::milliseconds(timeout + 5000),
+                                       [&] { return pending->left == 0; });
+  if (!finished) fail(dcSystemError, "DeepComm: connecting to peers timed out");
+  if (!pending->status.ok()) throw Error(pending->status.code, pending->status.message);
+}
+
+uint64_t mix(uint64_t a, uint64_t b) {
+  uint64_t h = a ^ (b + 0x9E3779B97F4A7C15ull + (a << 6) + (a >> 2));
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  return h;
+}
+
+}  // namespace
+
+dcComm* init_rank(int nranks, const dcUniqueId& id, int rank, const dcConfig_t* config) {
+  if (nranks < 1) fail(dcInvalidArgument, "DeepComm: nranks must be >= 1 (got " + std::to_string(nranks) + ")");
+  if (rank < 0 || rank >= nranks)
+    fail(dcInvalidArgument, "DeepComm: rank " + std::to_string(rank) + " is out of range [0, " +
+                                std::to_string(nranks) + ")");
+  validate_unique_id(id);
+  auto comm = std::make_unique<dcComm>();
+  comm->config = Config::from_environment();
+  comm->rank = rank;
+  comm->nranks = nranks;
+  comm->id = unique_id_session(id);
+  if (config && config->size >= offsetof(dcConfig_t, commName) + sizeof(char*) && config->commName)
+    comm->name = config->commName;
+  comm->links = make_links();
+
+  TransportOptions options;
+  options.io = &Engine::instance().io();
+  options.rank = rank;
+  options.session = comm->id;
+  options.host_id = host_identity();
+
+  RankCard card;
+  card.host = options.host_id;
+  card.pid = std::to_string(getpid());
+  card.config = comm->config.plan_shaping_entries();
+  auto links = comm->links;
+  const TransportChoice choice = comm->config.transport;
+  card.addresses = call_on_engine(
+      [links, options, choice] {
+        std::map<std::string, std::string> addresses;
+        if (choice != TransportChoice::Shm) links->transports.push_back(make_tcp_transport(options));
+        if (choice != TransportChoice::Tcp) links->transports.push_back(make_shm_transport(options));
+        for (auto& t : links->transports) addresses[t->name()] = t->address();
+        return addresses;
+      },
+      comm->config.connect_timeout_ms, "creating transports");
+
+  std::vector<std::string> blobs =
+      bootstrap_allgather(id, rank, nranks, card.encode(), comm->config.bootstrap_timeout_ms);
+  std::vector<RankCard> cards;
+  for (const auto& b : blobs) cards.push_back(RankCard::decode(b));
+  check_agreement(cards, rank);
+  connect_peers(comm.get(), cards);
+
+  comm->link_index.resize(nranks);
+  for (int r = 0; r < nranks; ++r) comm->link_index[r] = r;
+  comm->next_send_seq.assign(nranks, 0);
+  comm->next_recv_seq.assign(nranks, 0);
+  DC_INFO("comm %016llx rank %d/%d ready", static_cast<unsigned long long>(comm->id), rank, nranks);
+  register_comm(comm.get());
+  return comm.release();
+}
+
+dcComm* split_comm(dcComm* parent, int color, int key, const dcConfig_t* config) {
+  if (color < 0 && color != DC_SPLIT_NOCOLOR)
+    fail(dcInvalidArgument, "DeepComm: split color must be >= 0 or DC_SPLIT_NOCOLOR");
+  // Everyone learns everyone's (color, key) through an all-gather on the parent.
+  int32_t mine[2] = {color, key};
+  std::vector<int32_t> all(2 * parent->nranks);
+  OpArgs args;
+  args.collective = dcCollAllGather;
+  args.sendbuf = mine;
+  args.recvbuf = all.data();
+  args.count = 2;
+  args.datatype = dcInt32;
+  PlanRequest request;
+  request.collective = dcCollAllGather;
+  request.nranks = parent->nranks;
+  request.rank = parent->rank;
+  request.count = 2;
+  request.elem_size = 4;
+  request.chunk_bytes = parent->config.chunk_bytes;
+  auto batch = std::make_shared<OpBatch>(1);
+  submit(std::make_shared<Operation>(parent, args, prepared_plan(parent, request),
+                                     parent->next_collective_seq++, batch));
+  if (!batch->wait_until(std::chrono::steady_clock::now() + std::chrono::milliseconds(parent->config.timeout_ms)))
+    fail(dcSystemError, "DeepComm: split timed out exchanging colors");
+  Status st = batch->status();
+  if (!st.ok()) throw Error(st.code, st.message);
+  const uint64_t split_seq = parent->next_split_seq++;
+  if (color == DC_SPLIT_NOCOLOR) return nullptr;
+
+  std::vector<std::pair<int32_t, int>> members;  // (key, parent rank)
+  for (int r = 0; r < parent->nranks; ++r)
+    if (all[2 * r] == color) members.emplace_back(all[2 * r + 1], r);
+  std::stable_sort(members.begin(), members.end());
+
+  auto child = std::make_unique<dcComm>();
+  child->config = parent->config;
+  child->nranks = static_cast<int>(members.size());
+  child->id = mix(mix(parent->id, split_seq), static_cast<uint64_t>(color));
+  child->links = parent->links;
+  child->name = parent->name;
+  if (config && config->size >= offsetof(dcConfig_t, commName) + sizeof(char*) && config->commName)
+    child->name = config->commName;
+  for (int i = 0; i < child->nranks; ++i) {
+    child->link_index.push_back(parent->link_index[members[i].second]);
+    if (members[i].second == parent->rank) child->rank = i;
+  }
+  child->next_send_seq.assign(child->nranks, 0);
+  child->next_recv_seq.assign(child->nranks, 0);
+  register_comm(child.get());
+  return child.release();
+}
+
+void destroy_comm(dcComm* comm) {
+  unregister_comm(comm);
+  {
+    std::unique_lock<std::mutex> lock(comm->inflight_mutex);
+    if (!comm->inflight_cv.wait_for(lock, std::chrono::milliseconds(comm->config.timeout_ms),
+                                    [comm] { return comm->inflight == 0; })) {
+      // Operations still reference it: leak rather than free memory the engine may touch.
+      DC_WARN("comm destroy: %d operations still pending after the deadline; leaking the communicator",
+              comm->inflight);
+      return;
+    }
+  }
+  delete comm;
+}
+
+}  // namespace dc

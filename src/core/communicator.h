@@ -1,0 +1,105 @@
+// The communicator: one rank's view of a group of ranks. Connections to peers live in PeerLinks,
+// shared by a communicator and the ones split from it (their messages differ by communicator id in
+// the tag). Operations on one communicator are issued from one thread at a time (NCCL's rule);
+// collectives run on the progress engine in issue order.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "deepcomm/deepcomm.h"
+#include "src/core/config.h"
+#include "src/plan/plan.h"
+#include "transports/transport.h"
+
+namespace dc {
+
+class Operation;
+
+// Transports of one rank and its connections to every peer (index = rank in the communicator that
+// created them). Destroyed on the engine thread.
+struct PeerLinks {
+  std::vector<std::unique_ptr<Transport>> transports;
+  std::vector<std::shared_ptr<Connection>> peers;  // [own rank] = nullptr
+  ~PeerLinks();
+};
+
+// A user-created pre-multiplied-sum operator.
+struct PreMulSumOp {
+  dcDataType_t datatype = dcFloat32;
+  uint8_t scalar[8] = {};
+  bool in_use = false;
+};
+
+// A plan plus the reverse dependency lists the executor needs, cached per operation shape.
+struct PreparedPlan {
+  Plan plan;
+  std::vector<uint32_t> dependents_begin;  // CSR: dependents of step i are
+  std::vector<uint32_t> dependents;        // dependents[dependents_begin[i] .. begin[i+1])
+};
+
+}  // namespace dc
+
+struct dcComm {
+  uint64_t id = 0;  // tag namespace, same on all ranks
+  int rank = 0;
+  int nranks = 1;
+  std::string name;
+  dc::Config config;
+  std::shared_ptr<dc::PeerLinks> links;
+  std::vector<int> link_index;  // comm rank -> index into links->peers
+
+  // Caller side (the one thread issuing operations).
+  uint64_t next_collective_seq = 0;
+  uint64_t next_split_seq = 0;
+  std::vector<uint32_t> next_send_seq, next_recv_seq;
+  std::vector<dc::PreMulSumOp> premul_ops;
+
+  // Engine side.
+  std::deque<std::shared_ptr<dc::Operation>> collective_queue;  // front is running
+  std::map<std::string, std::shared_ptr<const dc::PreparedPlan>> plan_cache;
+  struct ScratchBuffer {
+    std::unique_ptr<std::byte[]> data;
+    size_t size = 0;
+  };
+  ScratchBuffer scratch[2];  // 0: the plan's scratch; 1: pre-multiplied input
+
+  // Operations submitted and not yet finished (destroy waits for them).
+  std::mutex inflight_mutex;
+  std::condition_variable inflight_cv;
+  int inflight = 0;
+
+  std::atomic<int> async_error{dcSuccess};
+  std::mutex error_mutex;
+  std::string error_message;
+
+  dc::Connection* peer(int r) const { return links->peers[link_index[r]].get(); }
+  void set_error(dcResult_t code, const std::string& message);
+};
+
+namespace dc {
+
+// Registry of live communicators, so a destroyed or bogus handle is an error, not a crash.
+void register_comm(dcComm* comm);
+void unregister_comm(dcComm* comm);
+// Throws dc::Error(dcInvalidArgument) for NULL or a handle that is not a live communicator.
+dcComm* checked_comm(dcComm* comm);
+
+// Creates a communicator of nranks from a unique id (blocking).
+dcComm* init_rank(int nranks, const dcUniqueId& id, int rank, const dcConfig_t* config);
+// Creates the child of comm for (color, key); returns nullptr for DC_SPLIT_NOCOLOR.
+dcComm* split_comm(dcComm* comm, int color, int key, const dcConfig_t* config);
+// Waits for this rank's outstanding operations, then frees the communicator.
+void destroy_comm(dcComm* comm);
+
+std::shared_ptr<const PreparedPlan> prepared_plan(dcComm* comm, const PlanRequest& request);
+
+}  // namespace dc

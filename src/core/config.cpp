@@ -1,0 +1,91 @@
+#include "src/core/config.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "src/core/error.h"
+
+namespace dc {
+
+namespace {
+
+const char* env(const char* name) {
+  const char* v = std::getenv(name);
+  return (v && *v) ? v : nullptr;
+}
+
+uint64_t parse_unsigned(const char* name, const char* value, uint64_t min, uint64_t max) {
+  errno = 0;
+  char* end = nullptr;
+  unsigned long long v = std::strtoull(value, &end, 10);
+  if (errno || !end || *end || value[0] == '-' || v < min || v > max) {
+    fail(dcInvalidArgument, std::string("DeepComm: ") + name + "=" + value +
+                                " is not an integer in [" + std::to_string(min) + ", " +
+                                std::to_string(max) + "]");
+  }
+  return v;
+}
+
+}  // namespace
+
+Config Config::from_environment() {
+  Config c;
+  if (const char* v = env("DEEPCOMM_TRANSPORT")) {
+    std::string s(v);
+    if (s == "auto") c.transport = TransportChoice::Auto;
+    else if (s == "shm") c.transport = TransportChoice::Shm;
+    else if (s == "tcp") c.transport = TransportChoice::Tcp;
+    else fail(dcInvalidArgument, "DeepComm: DEEPCOMM_TRANSPORT=" + s + " (expected auto, shm or tcp)");
+  }
+  const char* algo = env("DEEPCOMM_ALGO");
+  const char* algo_name = "DEEPCOMM_ALGO";
+  if (!algo) {
+    algo = env("NCCL_ALGO");
+    algo_name = "NCCL_ALGO";
+  }
+  if (algo) {
+    std::string s(algo);
+    for (auto& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    if (s == "ring" || s == "tree") c.algorithm = s;
+    else if (s != "auto") fail(dcInvalidArgument, std::string("DeepComm: ") + algo_name + "=" + algo + " (expected ring, tree or auto)");
+  }
+  if (const char* v = env("DEEPCOMM_CHUNK_BYTES"))
+    c.chunk_bytes = parse_unsigned("DEEPCOMM_CHUNK_BYTES", v, 64, 1ull << 30);
+  if (const char* v = env("DEEPCOMM_TREE_THRESHOLD"))
+    c.tree_threshold_bytes = parse_unsigned("DEEPCOMM_TREE_THRESHOLD", v, 0, 1ull << 40);
+  if (const char* v = env("DEEPCOMM_TIMEOUT"))
+    c.timeout_ms = static_cast<int>(parse_unsigned("DEEPCOMM_TIMEOUT", v, 1, 2000000) * 1000);
+  if (const char* v = env("DEEPCOMM_CONNECT_TIMEOUT"))
+    c.connect_timeout_ms = static_cast<int>(parse_unsigned("DEEPCOMM_CONNECT_TIMEOUT", v, 1, 2000000) * 1000);
+  if (const char* v = env("DEEPCOMM_BOOTSTRAP_TIMEOUT"))
+    c.bootstrap_timeout_ms = static_cast<int>(parse_unsigned("DEEPCOMM_BOOTSTRAP_TIMEOUT", v, 1, 2000000000));
+  return c;
+}
+
+std::vector<std::string> Config::plan_shaping_entries() const {
+  const char* transport_names[] = {"auto", "shm", "tcp"};
+  return {
+      std::string("DEEPCOMM_TRANSPORT=") + transport_names[static_cast<int>(transport)],
+      "DEEPCOMM_ALGO=" + (algorithm.empty() ? std::string("auto") : algorithm),
+      "DEEPCOMM_CHUNK_BYTES=" + std::to_string(chunk_bytes),
+      "DEEPCOMM_TREE_THRESHOLD=" + std::to_string(tree_threshold_bytes),
+  };
+}
+
+std::string host_identity() {
+  if (const char* v = env("DEEPCOMM_HOST_ID")) return v;
+  std::string boot_id;
+  std::ifstream f("/proc/sys/kernel/random/boot_id");
+  std::getline(f, boot_id);
+  struct stat st {};
+  std::ostringstream id;
+  id << boot_id;
+  if (stat("/proc/self/ns/net", &st) == 0) id << "/netns:" << st.st_ino;
+  return id.str();
+}
+
+}  // namespace dc

@@ -1,0 +1,34 @@
+// The configuration table: every DEEPCOMM_* variable (and the NCCL_* ones that mean something here),
+// read once per communicator init. Entries marked plan-shaping are exchanged at init and must agree
+// on all ranks; see docs/configuration.md.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace dc {
+
+enum class TransportChoice { Auto, Shm, Tcp };
+
+struct Config {
+  TransportChoice transport = TransportChoice::Auto;  // DEEPCOMM_TRANSPORT=auto|shm|tcp
+  std::string algorithm;                   // DEEPCOMM_ALGO / NCCL_ALGO: ""(auto)|ring|tree
+  uint64_t chunk_bytes = 1 << 20;          // DEEPCOMM_CHUNK_BYTES
+  uint64_t tree_threshold_bytes = 0;       // DEEPCOMM_TREE_THRESHOLD (0: cost model decides)
+  int timeout_ms = 300000;                 // DEEPCOMM_TIMEOUT (seconds in the environment)
+  int connect_timeout_ms = 60000;          // DEEPCOMM_CONNECT_TIMEOUT (seconds)
+  int bootstrap_timeout_ms = 120000;       // DEEPCOMM_BOOTSTRAP_TIMEOUT (ms, read by bootstrap)
+
+  // Reads the environment; throws dc::Error(dcInvalidArgument) naming a variable with a bad value.
+  static Config from_environment();
+
+  // "NAME=value" for every plan-shaping entry, in a fixed order.
+  std::vector<std::string> plan_shaping_entries() const;
+};
+
+// Host identity: where shared memory really works. Boot id + network-namespace inode, or
+// DEEPCOMM_HOST_ID when set.
+std::string host_identity();
+
+}  // namespace dc

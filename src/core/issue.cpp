@@ -1,0 +1,202 @@
+#include "src/core/issue.h"
+
+#include <chrono>
+#include <limits>
+#include <vector>
+
+#include "src/kernels/reduce.h"
+
+namespace dc {
+
+namespace {
+
+struct PendingOp {
+  dcComm* comm;
+  OpArgs args;
+  std::shared_ptr<const PreparedPlan> plan;
+  uint64_t seq;
+};
+
+struct GroupState {
+  int depth = 0;
+  std::vector<PendingOp> ops;
+  Status first_error;  // an error raised inside the group is reported again at dcGroupEnd
+};
+thread_local GroupState t_group;
+
+bool is_rooted(dcCollective_t c) {
+  return c == dcCollBroadcast || c == dcCollReduce || c == dcCollGather || c == dcCollScatter ||
+         c == dcCollSend || c == dcCollRecv;
+}
+
+bool is_reduction(dcCollective_t c) {
+  return c == dcCollAllReduce || c == dcCollReduce || c == dcCollReduceScatter;
+}
+
+// Elements of the send and receive buffers this rank uses, from the API's count.
+void buffer_elements(const OpArgs& a, int rank, int n, uint64_t* in, uint64_t* out) {
+  const uint64_t c = a.count, cn = a.count * static_cast<uint64_t>(n);
+  const bool root = rank == a.root;
+  switch (a.collective) {
+    case dcCollAllReduce: *in = c; *out = c; return;
+    case dcCollBroadcast: *in = root ? c : 0; *out = c; return;
+    case dcCollReduce: *in = c; *out = root ? c : 0; return;
+    case dcCollAllGather: *in = c; *out = cn; return;
+    case dcCollReduceScatter: *in = cn; *out = c; return;
+    case dcCollAlltoAll: *in = cn; *out = cn; return;
+    case dcCollGather: *in = c; *out = root ? cn : 0; return;
+    case dcCollScatter: *in = root ? cn : 0; *out = c; return;
+    case dcCollSend: *in = c; *out = 0; return;
+    case dcCollRecv: *in = 0; *out = c; return;
+    default: *in = 0; *out = 0; return;
+  }
+}
+
+// NCCL's in-place forms: the send buffer sits inside the receive buffer where this rank's part goes.
+bool is_in_place(const OpArgs& a, int rank, size_t elem) {
+  auto send = reinterpret_cast<uintptr_t>(a.sendbuf), recv = reinterpret_cast<uintptr_t>(a.recvbuf);
+  if (!a.sendbuf || !a.recvbuf) return false;
+  switch (a.collective) {
+    case dcCollAllGather: return send == recv + rank * a.count * elem;
+    case dcCollReduceScatter: return recv == send + rank * a.count * elem;
+    default: return send == recv;
+  }
+}
+
+std::shared_ptr<const PreparedPlan> plan_for(dcComm* comm, const OpArgs& args) {
+  PlanRequest r;
+  r.collective = args.collective;
+  r.nranks = comm->nranks;
+  r.rank = comm->rank;
+  r.root = args.root;
+  r.count = args.count;
+  r.elem_size = datatype_size(args.datatype);
+  r.in_place = args.op < dcNumOps && is_in_place(args, comm->rank, r.elem_size);
+  r.algorithm = args.collective == dcCollAllReduce ? comm->config.algorithm : "";
+  r.chunk_bytes = comm->config.chunk_bytes;
+  r.tree_threshold_bytes = comm->config.tree_threshold_bytes;
+  return prepared_plan(comm, r);
+}
+
+PendingOp prepare(dcComm* comm, const OpArgs& args) {
+  validate(comm, args);
+  PendingOp p{comm, args, plan_for(comm, args), 0};
+  if (args.collective == dcCollSend) p.seq = comm->next_send_seq[args.root]++;
+  else if (args.collective == dcCollRecv) p.seq = comm->next_recv_seq[args.root]++;
+  else p.seq = comm->next_collective_seq++;
+  return p;
+}
+
+void wait_batch(const std::shared_ptr<OpBatch>& batch, int timeout_ms, const std::vector<dcComm*>& comms) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  if (!batch->wait_until(deadline)) {
+    std::string msg = "DeepComm: operation did not complete within DEEPCOMM_TIMEOUT (" +
+                      std::to_string(timeout_ms / 1000) + " s); a peer may have stalled";
+    for (dcComm* c : comms) c->set_error(dcSystemError, msg);
+    fail(dcSystemError, msg);
+  }
+  Status st = batch->status();
+  if (!st.ok()) throw Error(st.code, st.message);
+}
+
+}  // namespace
+
+void validate(dcComm* comm, const OpArgs& a) {
+  checked_comm(comm);
+  if (a.collective < 0 || a.collective >= dcNumCollectives)
+    fail(dcInvalidArgument, "DeepComm: unknown collective");
+  const size_t elem = datatype_size(a.datatype);
+  if (a.datatype < 0 || a.datatype >= dcNumTypes || elem == 0)
+    fail(dcInvalidArgument, "DeepComm: unknown datatype " + std::to_string(static_cast<int>(a.datatype)));
+  if (is_reduction(a.collective)) {
+    const bool builtin = a.op >= 0 && a.op < dcNumOps;
+    const size_t custom = static_cast<size_t>(a.op) - dcNumOps;
+    const bool premul = !builtin && a.op >= dcNumOps && custom < comm->premul_ops.size() &&
+                        comm->premul_ops[custom].in_use;
+    if (!builtin && !premul)
+      fail(dcInvalidArgument, "DeepComm: unknown reduction op " + std::to_string(static_cast<int>(a.op)));
+    if (premul && comm->premul_ops[custom].datatype != a.datatype)
+      fail(dcInvalidArgument, "DeepComm: pre-multiplied sum op was created for another datatype");
+  }
+  if (is_rooted(a.collective) && (a.root < 0 || a.root >= comm->nranks)) {
+    const char* what = (a.collective == dcCollSend || a.collective == dcCollRecv) ? "peer" : "root";
+    fail(dcInvalidArgument, std::string("DeepComm: ") + what + " " + std::to_string(a.root) +
+                                " is out of range [0, " + std::to_string(comm->nranks) + ")");
+  }
+  const uint64_t n = static_cast<uint64_t>(comm->nranks);
+  const uint64_t limit = std::numeric_limits<uint64_t>::max() / 2;
+  if (a.count > limit / n / elem)
+    fail(dcInvalidArgument, "DeepComm: count " + std::to_string(a.count) + " of " +
+                                datatype_name(a.datatype) + " overflows the byte size");
+  uint64_t in = 0, out = 0;
+  buffer_elements(a, comm->rank, comm->nranks, &in, &out);
+  if (in && !a.sendbuf) fail(dcInvalidArgument, "DeepComm: send buffer is NULL with a nonzero count");
+  if (out && !a.recvbuf) fail(dcInvalidArgument, "DeepComm: receive buffer is NULL with a nonzero count");
+}
+
+void issue(dcComm* comm, const OpArgs& args, dcRequest_t* request) {
+  if (request && t_group.depth > 0)
+    fail(dcInvalidUsage, "DeepComm: a request cannot be taken inside a group; use dcGroupEnd");
+  if (t_group.depth > 0) {
+    try {
+      t_group.ops.push_back(prepare(comm, args));
+    } catch (const Error& e) {
+      if (t_group.first_error.ok()) t_group.first_error = Status::failure(e.code(), e.what());
+      throw;
+    }
+    return;
+  }
+  PendingOp p = prepare(comm, args);
+  auto batch = std::make_shared<OpBatch>(1);
+  submit(std::make_shared<Operation>(p.comm, p.args, p.plan, p.seq, batch));
+  if (request) {
+    *request = new dcRequest{batch, comm->config.timeout_ms};
+    return;
+  }
+  wait_batch(batch, comm->config.timeout_ms, {comm});
+}
+
+void group_start() { ++t_group.depth; }
+
+void group_end() {
+  if (t_group.depth == 0) fail(dcInvalidUsage, "DeepComm: group end without a matching group start");
+  if (--t_group.depth > 0) return;
+  std::vector<PendingOp> ops = std::move(t_group.ops);
+  Status first_error = t_group.first_error;
+  t_group = GroupState{};
+  // Operations accepted inside the group run even when another call in it was refused: the other
+  // ranks run theirs, and sequence numbers were taken. The refusal is reported after them.
+  if (ops.empty()) {
+    if (!first_error.ok()) throw Error(first_error.code, first_error.message);
+    return;
+  }
+  auto batch = std::make_shared<OpBatch>(static_cast<int>(ops.size()));
+  std::vector<dcComm*> comms;
+  int timeout_ms = 0;
+  for (auto& p : ops) {
+    submit(std::make_shared<Operation>(p.comm, p.args, p.plan, p.seq, batch));
+    comms.push_back(p.comm);
+    timeout_ms = std::max(timeout_ms, p.comm->config.timeout_ms);
+  }
+  wait_batch(batch, timeout_ms, comms);
+  if (!first_error.ok()) throw Error(first_error.code, first_error.message);
+}
+
+void wait_request(dcRequest* request) {
+  std::unique_ptr<dcRequest> owned(request);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(request->timeout_ms);
+  if (!request->batch->wait_until(deadline)) {
+    owned.release();  // still pending: the caller may wait again
+    fail(dcSystemError, "DeepComm: request did not complete within DEEPCOMM_TIMEOUT");
+  }
+  Status st = request->batch->status();
+  if (!st.ok()) throw Error(st.code, st.message);
+}
+
+bool test_request(dcRequest* request) {
+  if (!request->batch->done()) return false;
+  wait_request(request);
+  return true;
+}
+
+}  // namespace dc

@@ -1,0 +1,21 @@
+// Host memory from dcMemAlloc/ncclMemAlloc: memfd-backed and mapped shared, so a peer on the same
+// host can map the same pages (through /proc/<pid>/fd/<fd>) instead of copying through a bounce
+// buffer. The registry answers "is this address inside such memory, and where".
+#pragma once
+
+#include <cstddef>
+
+namespace dc {
+
+struct ShareableRegion {
+  void* base = nullptr;
+  size_t size = 0;
+  int fd = -1;
+};
+
+void* shareable_alloc(size_t size);  // throws dc::Error
+void shareable_free(void* ptr);      // throws dc::Error(dcInvalidArgument) for an unknown pointer
+// Region containing [ptr, ptr + len), if any.
+bool find_shareable(const void* ptr, size_t len, ShareableRegion* region);
+
+}  // namespace dc

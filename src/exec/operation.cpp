@@ -1,0 +1,206 @@
+#include "src/exec/operation.h"
+
+#include <cstring>
+
+#include "src/core/log.h"
+#include "src/exec/engine.h"
+#include "src/kernels/reduce.h"
+
+namespace dc {
+
+namespace {
+constexpr uint64_t kPointToPointBit = 1ull << 63;
+}
+
+void OpBatch::finish(const Status& status) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!status.ok() && status_.ok()) status_ = status;
+  if (--outstanding_ == 0) cv_.notify_all();
+}
+
+bool OpBatch::done() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return outstanding_ == 0;
+}
+
+bool OpBatch::wait_until(std::chrono::steady_clock::time_point deadline) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  return cv_.wait_until(lock, deadline, [this] { return outstanding_ == 0; });
+}
+
+Status OpBatch::status() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return status_;
+}
+
+Operation::Operation(dcComm* comm, const OpArgs& args, std::shared_ptr<const PreparedPlan> plan,
+                     uint64_t seq, std::shared_ptr<OpBatch> batch)
+    : comm_(comm),
+      args_(args),
+      prepared_(std::move(plan)),
+      seq_(seq),
+      batch_(std::move(batch)),
+      elem_size_(datatype_size(args.datatype)),
+      reduce_op_(args.op >= dcNumOps ? dcSum : args.op) {
+  {
+    std::lock_guard<std::mutex> lock(comm_->inflight_mutex);
+    ++comm_->inflight;
+  }
+}
+
+bool Operation::is_collective() const {
+  return args_.collective != dcCollSend && args_.collective != dcCollRecv;
+}
+
+Tag Operation::tag_of(const Step& step) const {
+  if (is_collective()) return Tag{comm_->id, seq_, step.tag};
+  return Tag{comm_->id, kPointToPointBit | seq_, 0};
+}
+
+std::byte* Operation::address(const BufRef& ref) const {
+  std::byte* base = ref.buf == BufId::Input ? input_ : ref.buf == BufId::Output ? output_ : scratch_;
+  return base + ref.offset * elem_size_;
+}
+
+void Operation::start() {
+  const Plan& plan = prepared_->plan;
+  input_ = static_cast<std::byte*>(const_cast<void*>(args_.sendbuf));
+  output_ = static_cast<std::byte*>(args_.recvbuf);
+  if (plan.sizes.scratch) scratch_ = comm_scratch(comm_, plan.sizes.scratch * elem_size_, 0);
+  if (args_.op >= dcNumOps && plan.sizes.input) {
+    // Pre-multiplied sum: scale this rank's input once, then reduce as a plain sum.
+    const PreMulSumOp& pm = comm_->premul_ops[args_.op - dcNumOps];
+    std::byte* scaled = comm_scratch(comm_, plan.sizes.input * elem_size_, 1);
+    premultiply(args_.datatype, scaled, input_, plan.sizes.input, pm.scalar);
+    input_ = scaled;
+  }
+  steps_left_ = plan.steps.size();
+  waiting_on_.resize(plan.steps.size());
+  for (uint32_t i = 0; i < plan.steps.size(); ++i) {
+    waiting_on_[i] = plan.steps[i].dep_count;
+    if (waiting_on_[i] == 0) ready_.push_back(i);
+  }
+  if (steps_left_ == 0) {
+    complete(Status::success());
+    return;
+  }
+  drain();
+}
+
+// Runs ready steps until none is left. Transfer completions may arrive synchronously from inside a
+// transport call, so steps are queued instead of started recursively.
+void Operation::drain() {
+  if (draining_) return;
+  draining_ = true;
+  auto self = shared_from_this();
+  while (!ready_.empty() && !completed_) {
+    uint32_t index = ready_.back();
+    ready_.pop_back();
+    run_step(index);
+  }
+  draining_ = false;
+}
+
+void Operation::run_step(uint32_t index) {
+  const Step& step = prepared_->plan.steps[index];
+  const size_t bytes = step.count * elem_size_;
+  auto self = shared_from_this();
+  switch (step.kind) {
+    case StepKind::Send:
+      comm_->peer(step.peer)->send(tag_of(step), address(step.src), bytes,
+                                   [self, index](const Status& s, size_t) { self->step_finished(index, s); });
+      return;
+    case StepKind::Recv:
+    case StepKind::RecvReduce: {
+      std::byte* target = step.kind == StepKind::Recv ? address(step.dst) : address(step.aux);
+      comm_->peer(step.peer)->recv(
+          tag_of(step), target, bytes, [self, index, bytes](const Status& s, size_t got) {
+            if (s.ok() && got != bytes) {
+              self->step_finished(index, Status::failure(dcInvalidUsage,
+                  "DeepComm: received " + std::to_string(got) + " bytes where " +
+                  std::to_string(bytes) + " were expected (ranks called mismatched operations?)"));
+              return;
+            }
+            if (s.ok() && self->prepared_->plan.steps[index].kind == StepKind::RecvReduce) {
+              const Step& st = self->prepared_->plan.steps[index];
+              reduce(self->args_.datatype, self->reduce_op_, self->address(st.dst),
+                     self->address(st.src), self->address(st.aux), st.count);
+            }
+            self->step_finished(index, s);
+          });
+      return;
+    }
+    case StepKind::Copy:
+      if (address(step.dst) != address(step.src)) std::memmove(address(step.dst), address(step.src), bytes);
+      break;
+    case StepKind::Reduce:
+      reduce(args_.datatype, reduce_op_, address(step.dst), address(step.src), address(step.aux), step.count);
+      break;
+    case StepKind::Finalize:
+      if (args_.op == dcAvg) finalize_avg(args_.datatype, address(step.dst), step.count, comm_->nranks);
+      break;
+  }
+  step_finished(index, Status::success());
+}
+
+void Operation::step_finished(uint32_t index, const Status& status) {
+  if (completed_) return;
+  if (!status.ok()) {
+    complete(status);
+    return;
+  }
+  const PreparedPlan& p = *prepared_;
+  for (uint32_t k = p.dependents_begin[index]; k < p.dependents_begin[index + 1]; ++k) {
+    uint32_t dependent = p.dependents[k];
+    if (--waiting_on_[dependent] == 0) ready_.push_back(dependent);
+  }
+  if (--steps_left_ == 0) {
+    complete(Status::success());
+    return;
+  }
+  drain();
+}
+
+void Operation::complete(const Status& status) {
+  completed_ = true;
+  if (!status.ok()) {
+    comm_->set_error(status.code, status.message);
+    DC_WARN("%s", status.message.c_str());
+  }
+  dcComm* comm = comm_;
+  auto self = shared_from_this();
+  if (is_collective()) {
+    // Start the next collective of this communicator.
+    comm->collective_queue.pop_front();
+    if (!comm->collective_queue.empty()) {
+      auto next = comm->collective_queue.front();
+      Engine::instance().post([next] { next->start(); });
+    }
+  }
+  batch_->finish(status);
+  std::lock_guard<std::mutex> lock(comm->inflight_mutex);
+  if (--comm->inflight == 0) comm->inflight_cv.notify_all();
+}
+
+void submit(std::shared_ptr<Operation> op) {
+  Engine::instance().post([op] {
+    if (!op->is_collective()) {
+      op->start();
+      return;
+    }
+    auto& queue = op->comm()->collective_queue;
+    queue.push_back(op);
+    if (queue.size() == 1) op->start();
+  });
+}
+
+std::byte* comm_scratch(dcComm* comm, size_t bytes, int slot) {
+  auto& buffer = comm->scratch[slot];
+  if (buffer.size < bytes) {
+    buffer.data.reset(new std::byte[bytes]);
+    buffer.size = bytes;
+  }
+  return buffer.data.get();
+}
+
+}  // namespace dc

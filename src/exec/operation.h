@@ -1,0 +1,92 @@
+// The executor: one Operation runs one rank's plan of one collective or point-to-point call on the
+// progress engine. Steps start when their dependencies completed; transfers go to the peer's
+// connection with tag (communicator id, operation sequence, step tag); local steps (copy, reduce,
+// finalize) run inline on the engine thread. Every algorithm is a plan; there is no other path.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "deepcomm/deepcomm.h"
+#include "src/core/communicator.h"
+#include "src/core/error.h"
+
+namespace dc {
+
+struct OpArgs {
+  dcCollective_t collective = dcCollAllReduce;
+  const void* sendbuf = nullptr;
+  void* recvbuf = nullptr;
+  size_t count = 0;
+  dcDataType_t datatype = dcFloat32;
+  dcRedOp_t op = dcSum;
+  int root = -1;  // root, or peer for send/recv
+};
+
+// Completion of a set of operations (one call, one group, or one request), shared by the waiting
+// thread and the engine.
+class OpBatch {
+ public:
+  explicit OpBatch(int operations) : outstanding_(operations) {}
+  void finish(const Status& status);
+  bool done();
+  // Waits until every operation finished or the deadline passed; returns false on timeout.
+  bool wait_until(std::chrono::steady_clock::time_point deadline);
+  Status status();
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  int outstanding_;
+  Status status_;
+};
+
+class Operation : public std::enable_shared_from_this<Operation> {
+ public:
+  // seq: the collective's sequence number, or the point-to-point sequence with the peer.
+  Operation(dcComm* comm, const OpArgs& args, std::shared_ptr<const PreparedPlan> plan, uint64_t seq,
+            std::shared_ptr<OpBatch> batch);
+
+  bool is_collective() const;
+  dcComm* comm() const { return comm_; }
+  // Engine thread only.
+  void start();
+
+ private:
+  void drain();
+  void run_step(uint32_t index);
+  void step_finished(uint32_t index, const Status& status);
+  void complete(const Status& status);
+  Tag tag_of(const Step& step) const;
+  std::byte* address(const BufRef& ref) const;
+
+  dcComm* comm_;
+  OpArgs args_;
+  std::shared_ptr<const PreparedPlan> prepared_;
+  uint64_t seq_;
+  std::shared_ptr<OpBatch> batch_;
+  size_t elem_size_;
+  dcRedOp_t reduce_op_;  // built-in op used by the kernels (pre-multiplied sum reduces as sum)
+  std::byte* input_ = nullptr;
+  std::byte* output_ = nullptr;
+  std::byte* scratch_ = nullptr;
+
+  std::vector<uint32_t> waiting_on_;  // unfinished dependencies per step
+  std::vector<uint32_t> ready_;
+  size_t steps_left_ = 0;
+  bool draining_ = false;
+  bool completed_ = false;
+};
+
+// Queues an operation on the engine: collectives of one communicator run one after another in issue
+// order; point-to-point operations start at once (they are matched by per-peer sequence numbers).
+void submit(std::shared_ptr<Operation> op);
+
+// Scratch memory of one communicator, reused across its (sequential) collectives. Engine thread.
+std::byte* comm_scratch(dcComm* comm, size_t bytes, int slot);
+
+}  // namespace dc
