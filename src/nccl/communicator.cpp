@@ -1,0 +1,138 @@
+// Communicator life cycle and queries of the NCCL ABI.
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "src/nccl/api.h"
+#include "src/nccl/comm_config.h"
+
+using dc::nccl::guarded;
+using dc::nccl::require_output;
+using dc::nccl::to_dc;
+using dc::nccl::to_nccl;
+
+namespace {
+
+ncclResult_t init_rank(ncclComm_t* comm, int nranks, const ncclUniqueId& id, int rank,
+                       const dcConfig_t& config, const char* function) {
+  require_output(comm, function, "comm");
+  const dcUniqueId native_id = to_dc(id);
+  dcComm_t native = nullptr;
+  const dcResult_t result = dcCommInitRank(&native, nranks, &native_id, rank, &config);
+  // A nonblocking communicator is handed out while its init is still in progress.
+  if (result == dcSuccess || result == dcInProgress) *comm = to_nccl(native);
+  return to_nccl(result);
+}
+
+// DeepComm's ranks are host threads: device numbers only have to be sensible and distinct.
+void check_device_list(const int* devlist, int ndev) {
+  std::unordered_set<int> seen;
+  for (int i = 0; i < ndev; ++i) {
+    if (devlist[i] < 0) {
+      dc::fail(dcInvalidArgument, "DeepComm: ncclCommInitAll: devlist[" + std::to_string(i) +
+                                      "] = " + std::to_string(devlist[i]) + " is not a device");
+    }
+    if (!seen.insert(devlist[i]).second) {
+      dc::fail(dcInvalidArgument, "DeepComm: ncclCommInitAll: device " +
+                                      std::to_string(devlist[i]) + " is listed twice");
+    }
+  }
+}
+
+}  // namespace
+
+DEEPCOMM_NCCL_API(ncclResult_t, ncclCommInitRank, ncclComm_t* comm, int nranks,
+                  ncclUniqueId commId, int rank) {
+  return guarded([&] {
+    return init_rank(comm, nranks, commId, rank, dc::nccl::default_comm_config(),
+                     "ncclCommInitRank");
+  });
+}
+
+// config == NULL means all defaults, as in NCCL.
+DEEPCOMM_NCCL_API(ncclResult_t, ncclCommInitRankConfig, ncclComm_t* comm, int nranks,
+                  ncclUniqueId commId, int rank, ncclConfig_t* config) {
+  return guarded([&] {
+    const dcConfig_t native = config != nullptr ? dc::nccl::comm_config_from_nccl(*config)
+                                                : dc::nccl::default_comm_config();
+    return init_rank(comm, nranks, commId, rank, native, "ncclCommInitRankConfig");
+  });
+}
+
+// ndev ranks as threads of this process; devlist (optional) is checked but names no GPU.
+DEEPCOMM_NCCL_API(ncclResult_t, ncclCommInitAll, ncclComm_t* comm, int ndev, const int* devlist) {
+  return guarded([&] {
+    require_output(comm, "ncclCommInitAll", "comm");
+    if (ndev < 1) {
+      dc::fail(dcInvalidArgument,
+               "DeepComm: ncclCommInitAll: ndev must be at least 1, not " + std::to_string(ndev));
+    }
+    if (devlist != nullptr) check_device_list(devlist, ndev);
+    std::vector<dcComm_t> native(static_cast<size_t>(ndev), nullptr);
+    const dcResult_t result = dcCommInitAll(native.data(), ndev);
+    if (result == dcSuccess) {
+      for (int i = 0; i < ndev; ++i) comm[i] = to_nccl(native[static_cast<size_t>(i)]);
+    }
+    return to_nccl(result);
+  });
+}
+
+// color NCCL_SPLIT_NOCOLOR gives *newcomm = NULL; config == NULL inherits the parent's options.
+DEEPCOMM_NCCL_API(ncclResult_t, ncclCommSplit, ncclComm_t comm, int color, int key,
+                  ncclComm_t* newcomm, ncclConfig_t* config) {
+  return guarded([&] {
+    require_output(newcomm, "ncclCommSplit", "newcomm");
+    dcConfig_t native_config;
+    if (config != nullptr) native_config = dc::nccl::comm_config_from_nccl(*config);
+    dcComm_t native = nullptr;
+    const dcResult_t result = dcCommSplit(to_dc(comm), color, key, &native,
+                                          config != nullptr ? &native_config : nullptr);
+    if (result == dcSuccess || result == dcInProgress) *newcomm = to_nccl(native);
+    return to_nccl(result);
+  });
+}
+
+DEEPCOMM_NCCL_API(ncclResult_t, ncclCommFinalize, ncclComm_t comm) {
+  return guarded([&] { return to_nccl(dcCommFinalize(to_dc(comm))); });
+}
+
+// Destroying NULL is a no-op that succeeds, as in NCCL.
+DEEPCOMM_NCCL_API(ncclResult_t, ncclCommDestroy, ncclComm_t comm) {
+  return guarded([&] { return comm == nullptr ? ncclSuccess : to_nccl(dcCommDestroy(to_dc(comm))); });
+}
+
+// For now abort has destroy semantics: it frees the communicator after its operations ended,
+// without interrupting operations still in flight. Interrupting them (waking waiters, failing
+// peers' operations) comes with fault handling.
+DEEPCOMM_NCCL_API(ncclResult_t, ncclCommAbort, ncclComm_t comm) {
+  return guarded([&] { return comm == nullptr ? ncclSuccess : to_nccl(dcCommDestroy(to_dc(comm))); });
+}
+
+DEEPCOMM_NCCL_API(ncclResult_t, ncclCommCount, const ncclComm_t comm, int* count) {
+  return guarded([&] { return to_nccl(dcCommCount(to_dc(comm), count)); });
+}
+
+DEEPCOMM_NCCL_API(ncclResult_t, ncclCommUserRank, const ncclComm_t comm, int* rank) {
+  return guarded([&] { return to_nccl(dcCommRank(to_dc(comm), rank)); });
+}
+
+// DeepComm's communicators work on host memory and own no CUDA device: the device is -1.
+DEEPCOMM_NCCL_API(ncclResult_t, ncclCommCuDevice, const ncclComm_t comm, int* device) {
+  return guarded([&] {
+    require_output(device, "ncclCommCuDevice", "device");
+    int rank = 0;
+    const dcResult_t result = dcCommRank(to_dc(comm), &rank);  // validates comm
+    if (result == dcSuccess) *device = -1;
+    return to_nccl(result);
+  });
+}
+
+DEEPCOMM_NCCL_API(ncclResult_t, ncclCommGetAsyncError, ncclComm_t comm, ncclResult_t* asyncError) {
+  return guarded([&] {
+    require_output(asyncError, "ncclCommGetAsyncError", "asyncError");
+    dcResult_t native = dcSuccess;
+    const dcResult_t result = dcCommGetAsyncError(to_dc(comm), &native);
+    if (result == dcSuccess) *asyncError = to_nccl(native);
+    return to_nccl(result);
+  });
+}

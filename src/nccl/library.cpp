@@ -1,0 +1,43 @@
+// Process-wide NCCL entry points: version, unique id, error strings, memory.
+#include "src/nccl/api.h"
+
+using dc::nccl::guarded;
+using dc::nccl::require_output;
+using dc::nccl::to_nccl;
+
+// The version of the NCCL ABI implemented, not DeepComm's own version (dcGetVersion).
+DEEPCOMM_NCCL_API(ncclResult_t, ncclGetVersion, int* version) {
+  return guarded([&] {
+    require_output(version, "ncclGetVersion", "version");
+    *version = NCCL_VERSION_CODE;
+    return ncclSuccess;
+  });
+}
+
+DEEPCOMM_NCCL_API(ncclResult_t, ncclGetUniqueId, ncclUniqueId* uniqueId) {
+  return guarded([&] {
+    require_output(uniqueId, "ncclGetUniqueId", "uniqueId");
+    dcUniqueId native;
+    const dcResult_t result = dcGetUniqueId(&native);
+    if (result == dcSuccess) std::memcpy(uniqueId, &native, sizeof native);
+    return to_nccl(result);
+  });
+}
+
+DEEPCOMM_NCCL_API(const char*, ncclGetErrorString, ncclResult_t result) {
+  return dcGetErrorString(static_cast<dcResult_t>(result));
+}
+
+// Messages are kept per thread, so the communicator argument does not select anything.
+DEEPCOMM_NCCL_API(const char*, ncclGetLastError, ncclComm_t /*comm*/) {
+  const char* message = dcGetLastError();
+  return message != nullptr ? message : "";
+}
+
+DEEPCOMM_NCCL_API(ncclResult_t, ncclMemAlloc, void** ptr, size_t size) {
+  return guarded([&] { return to_nccl(dcMemAlloc(ptr, size)); });
+}
+
+DEEPCOMM_NCCL_API(ncclResult_t, ncclMemFree, void* ptr) {
+  return guarded([&] { return to_nccl(dcMemFree(ptr)); });
+}
