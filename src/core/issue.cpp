@@ -53,12 +53,18 @@ void buffer_elements(const OpArgs& a, int rank, int n, uint64_t* in, uint64_t* o
 }
 
 // NCCL's in-place forms: the send buffer sits inside the receive buffer where this rank's part goes.
+// Gather and scatter alias only this rank's own block, which their out-of-place plans copy onto
+// itself (a no-op), so they need no in-place plan.
 bool is_in_place(const OpArgs& a, int rank, size_t elem) {
   auto send = reinterpret_cast<uintptr_t>(a.sendbuf), recv = reinterpret_cast<uintptr_t>(a.recvbuf);
   if (!a.sendbuf || !a.recvbuf) return false;
   switch (a.collective) {
     case dcCollAllGather: return send == recv + rank * a.count * elem;
     case dcCollReduceScatter: return recv == send + rank * a.count * elem;
+    case dcCollGather:
+    case dcCollScatter:
+    case dcCollSend:
+    case dcCollRecv: return false;
     default: return send == recv;
   }
 }

@@ -1,0 +1,57 @@
+// A sampled subset of the matrix with ranks as processes, over each transport (shared memory,
+// TCP), forked right after the parent (not a rank) made the unique id.
+#include <gtest/gtest.h>
+
+#include "tests/collectives/harness.h"
+
+namespace {
+
+struct Setup {
+  int nranks;
+  const char* transport;
+};
+
+class MatrixOnProcesses : public ::testing::TestWithParam<Setup> {};
+
+TEST_P(MatrixOnProcesses, SampledCases) {
+  const Setup s = GetParam();
+  const auto cases = dctest::sampled_matrix(s.nranks, {0, 1, 7, 13, 1031}, 12);
+  std::string errors = dctest::run_as_processes(
+      s.nranks, {{"DEEPCOMM_TRANSPORT", s.transport}},
+      [&](int rank, int n, const dcUniqueId& id) {
+        dcComm_t comm = nullptr;
+        if (dcCommInitRank(&comm, n, &id, rank, nullptr) != dcSuccess) {
+          fprintf(stderr, "init: %s\n", dcGetLastError());
+          return 2;
+        }
+        int failures = 0;
+        for (const auto& c : cases) {
+          std::string e = dctest::run_case(comm, c);
+          if (!e.empty() && failures++ < 5) fprintf(stderr, "%s\n", e.c_str());
+        }
+        dcCounters_t counters{};
+        dcCommGetCounters(comm, &counters);
+        const bool tcp = std::string(s.transport) == "tcp";
+        // The forced transport carried every byte.
+        if (n > 1 && (tcp ? (counters.shmBytesSent || !counters.tcpBytesSent)
+                          : (counters.tcpBytesSent || !counters.shmBytesSent))) {
+          fprintf(stderr, "rank %d: bytes went over the wrong transport\n", rank);
+          ++failures;
+        }
+        dcCommDestroy(comm);
+        return failures ? 1 : 0;
+      },
+      120);
+  EXPECT_EQ(errors, "");
+}
+
+INSTANTIATE_TEST_SUITE_P(Transports, MatrixOnProcesses,
+                         ::testing::Values(Setup{2, "shm"}, Setup{3, "shm"}, Setup{4, "shm"},
+                                           Setup{5, "shm"}, Setup{8, "shm"}, Setup{2, "tcp"},
+                                           Setup{3, "tcp"}, Setup{4, "tcp"}, Setup{5, "tcp"},
+                                           Setup{8, "tcp"}),
+                         [](const auto& info) {
+                           return std::string(info.param.transport) + "_" + std::to_string(info.param.nranks);
+                         });
+
+}  // namespace
