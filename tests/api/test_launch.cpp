@@ -1,0 +1,84 @@
+// Ways of starting ranks: NCCL_COMM_ID, and agreement on plan-shaping settings at init.
+#include <gtest/gtest.h>
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "deepcomm/deepcomm.h"
+#include "tests/collectives/harness.h"
+
+namespace {
+
+int free_port() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
+int allreduce_check(dcComm_t comm, int rank, int n) {
+  int64_t v = rank + 1, sum = 0;
+  if (dcAllReduce(&v, &sum, 1, dcInt64, dcSum, comm, nullptr) != dcSuccess) return 3;
+  return sum == n * (n + 1) / 2 ? 0 : 4;
+}
+
+TEST(Launch, NcclCommIdNamesTheRendezvous) {
+  const std::string addr = "127.0.0.1:" + std::to_string(free_port());
+  setenv("NCCL_COMM_ID", addr.c_str(), 1);
+  std::string errors = dctest::run_as_processes(
+      3, {},
+      [](int rank, int n, const dcUniqueId& id) {
+        dcComm_t comm;
+        if (dcCommInitRank(&comm, n, &id, rank, nullptr) != dcSuccess) {
+          fprintf(stderr, "rank %d: %s\n", rank, dcGetLastError());
+          return 2;
+        }
+        int code = allreduce_check(comm, rank, n);
+        dcCommDestroy(comm);
+        return code;
+      },
+      60);
+  unsetenv("NCCL_COMM_ID");
+  EXPECT_EQ(errors, "");
+}
+
+TEST(Launch, RanksThatDisagreeOnTheAlgorithmFailInit) {
+  std::string errors = dctest::run_as_processes(
+      3, {},
+      [](int rank, int n, const dcUniqueId& id) {
+        if (rank == 1) setenv("DEEPCOMM_ALGO", "ring", 1);
+        dcComm_t comm = nullptr;
+        dcResult_t r = dcCommInitRank(&comm, n, &id, rank, nullptr);
+        if (r != dcInvalidUsage) return 1;
+        if (std::string(dcGetLastError()).find("DEEPCOMM_ALGO") == std::string::npos) return 2;
+        return comm == nullptr ? 0 : 3;
+      },
+      60);
+  EXPECT_EQ(errors, "");
+}
+
+TEST(Launch, ForkedRanksAfterGetUniqueIdWithTheParentNotARank) {
+  // run_as_processes makes the id in the parent and forks: this is the pattern itself, with 8 ranks.
+  std::string errors = dctest::run_as_processes(
+      8, {},
+      [](int rank, int n, const dcUniqueId& id) {
+        dcComm_t comm;
+        if (dcCommInitRank(&comm, n, &id, rank, nullptr) != dcSuccess) return 2;
+        int code = allreduce_check(comm, rank, n);
+        dcCommDestroy(comm);
+        return code;
+      },
+      60);
+  EXPECT_EQ(errors, "");
+}
+
+}  // namespace
