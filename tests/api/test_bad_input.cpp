@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "deepcomm/deepcomm.h"
-#include "tests/collectives/harness.h"
+#include "tests/support/collective_check.h"
 
 namespace {
 

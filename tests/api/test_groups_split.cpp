@@ -8,7 +8,7 @@
 
 #include "deepcomm/deepcomm.h"
 #include "src/kernels/reduce.h"
-#include "tests/collectives/harness.h"
+#include "tests/support/collective_check.h"
 
 namespace {
 

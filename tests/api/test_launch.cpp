@@ -9,7 +9,7 @@
 #include <string>
 
 #include "deepcomm/deepcomm.h"
-#include "tests/collectives/harness.h"
+#include "tests/support/collective_check.h"
 
 namespace {
 

@@ -1,7 +1,7 @@
 // 64 MiB per rank's send buffer, 4 ranks as processes, every collective, over both transports.
 #include <gtest/gtest.h>
 
-#include "tests/collectives/harness.h"
+#include "tests/support/collective_check.h"
 
 namespace {
 

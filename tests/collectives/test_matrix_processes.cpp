@@ -2,7 +2,7 @@
 // TCP), forked right after the parent (not a rank) made the unique id.
 #include <gtest/gtest.h>
 
-#include "tests/collectives/harness.h"
+#include "tests/support/collective_check.h"
 
 namespace {
 

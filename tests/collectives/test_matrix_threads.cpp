@@ -5,7 +5,7 @@
 
 #include <map>
 
-#include "tests/collectives/harness.h"
+#include "tests/support/collective_check.h"
 
 namespace {
 

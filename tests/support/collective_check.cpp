@@ -1,4 +1,4 @@
-#include "tests/collectives/harness.h"
+#include "tests/support/collective_check.h"
 
 #include <signal.h>
 #include <sys/wait.h>
@@ -246,7 +246,8 @@ std::vector<Case> sampled_matrix(int nranks, const std::vector<size_t>& counts, 
   return picked;
 }
 
-std::string run_case(dcComm_t comm, const Case& c, uint64_t* digest) {
+std::string run_case(dcComm_t comm, const Case& c, uint64_t* digest, size_t* wrong) {
+  if (wrong) *wrong = 0;
   int rank = 0, n = 1;
   dcCommRank(comm, &rank);
   dcCommCount(comm, &n);
@@ -315,18 +316,26 @@ std::string run_case(dcComm_t comm, const Case& c, uint64_t* digest) {
     }
     default: return "unknown collective in test";
   }
-  if (res != dcSuccess) return c.describe() + ": returned " + dcGetErrorString(res) + ": " + dcGetLastError();
+  if (res != dcSuccess) {
+    if (wrong) *wrong = std::max<size_t>(1, c.count);
+    return c.describe() + ": returned " + dcGetErrorString(res) + ": " + dcGetLastError();
+  }
 
+  auto corrupted = [&](const char* what) {
+    if (wrong) *wrong = 1;
+    return c.describe() + ": " + what;
+  };
   for (size_t g = 0; g < guard; ++g)
     if (out_storage[g] != 0xA5 || out_storage[guard + out_bytes + g] != 0xA5)
-      return c.describe() + ": wrote outside the receive buffer";
+      return corrupted("wrote outside the receive buffer");
   if (!c.in_place && in_elems && std::memcmp(in_storage.data() + guard, input.data(), input.size()) != 0)
-    return c.describe() + ": modified the send buffer";
+    return corrupted("modified the send buffer");
 
   std::vector<std::vector<uint8_t>> all;  // every rank's typed input, for the reference
   for (int r = 0; r < n; ++r) all.push_back(typed_input(c, r, n));
   const uint8_t* result = out + result_offset;
   const size_t check_elems = c.collective == dcCollSend ? c.count : output_elements(c, rank, n);
+  std::string first_wrong;
   for (size_t i = 0; i < check_elems; ++i) {
     double expected = 0, tol = 0;
     switch (c.collective) {
@@ -352,14 +361,18 @@ std::string run_case(dcComm_t comm, const Case& c, uint64_t* digest) {
     }
     double got = load(c.datatype, result, i);
     if (!(std::fabs(got - expected) <= tol)) {
-      std::ostringstream s;
-      s << c.describe() << ": rank " << rank << " element " << i << " = " << got << ", expected "
-        << expected << " (tolerance " << tol << ")";
-      return s.str();
+      if (wrong) ++*wrong;
+      if (first_wrong.empty()) {
+        std::ostringstream s;
+        s << c.describe() << ": rank " << rank << " element " << i << " = " << got << ", expected "
+          << expected << " (tolerance " << tol << ")";
+        first_wrong = s.str();
+      }
+      if (!wrong) break;
     }
   }
   if (digest) *digest = fnv(result, check_elems * es);
-  return "";
+  return first_wrong;
 }
 
 std::string run_as_processes(int n, const std::vector<std::pair<std::string, std::string>>& env,

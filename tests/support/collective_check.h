@@ -1,6 +1,6 @@
-// Test harness for collectives: typed inputs from a per-rank generator, a float64 reference, the
-// tolerance of DESIGN.md (grows with ranks and the datatype's epsilon), and running one case on
-// one rank's communicator with NCCL's in-place layouts.
+// Checking collectives, shared by the tests and the benchmarks' validation: typed inputs from a
+// per-rank generator, a float64 reference, the tolerance of DESIGN.md (grows with ranks and the
+// datatype's epsilon), and running one case on one rank's communicator with NCCL's in-place layouts.
 #pragma once
 
 #include <cstdint>
@@ -30,9 +30,10 @@ std::vector<Case> full_matrix(int nranks, const std::vector<size_t>& counts);
 // A deterministic sample of full_matrix (every collective and datatype appears).
 std::vector<Case> sampled_matrix(int nranks, const std::vector<size_t>& counts, size_t per_collective);
 
-// Runs one case on this rank and checks the result. Returns "" on success, else what was wrong.
-// digest (optional) receives a hash of the output bytes, to compare across ranks.
-std::string run_case(dcComm_t comm, const Case& c, uint64_t* digest = nullptr);
+// Runs one case on this rank and checks the result. Returns "" on success, else what was wrong
+// (the first wrong element). digest (optional) receives a hash of the output bytes, to compare
+// across ranks; wrong (optional) the number of wrong elements.
+std::string run_case(dcComm_t comm, const Case& c, uint64_t* digest = nullptr, size_t* wrong = nullptr);
 
 // Forks n processes, each running body(rank, id) with env applied; the parent (not a rank) made
 // the id before forking. Returns "" when every rank exited 0 in time, else a description.
