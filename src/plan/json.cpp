@@ -1,0 +1,90 @@
+// plan_to_json: one JSON object, keys in a fixed order, one step per line. A step lists only the
+// fields its kind uses.
+#include <string>
+
+#include "src/plan/plan.h"
+
+namespace dc {
+namespace {
+
+const char* buf_name(BufId buf) {
+  switch (buf) {
+    case BufId::Input: return "input";
+    case BufId::Output: return "output";
+    case BufId::Scratch: return "scratch";
+  }
+  return "unknown";
+}
+
+// Names written here are fixed identifiers; only the algorithm comes from outside, so escape it.
+std::string quoted(const std::string& text) {
+  std::string out = "\"";
+  for (char ch : text) {
+    if (ch == '"' || ch == '\\') {
+      out += '\\';
+      out += ch;
+    } else if (static_cast<unsigned char>(ch) < 0x20) {
+      static const char* hex = "0123456789abcdef";
+      out += "\\u00";
+      out += hex[(ch >> 4) & 0xf];
+      out += hex[ch & 0xf];
+    } else {
+      out += ch;
+    }
+  }
+  return out + "\"";
+}
+
+std::string place(const BufRef& ref) {
+  return std::string("{\"buf\":\"") + buf_name(ref.buf) + "\",\"offset\":" +
+         std::to_string(ref.offset) + "}";
+}
+
+std::string step_json(const Plan& plan, const Step& step) {
+  const bool transfer = step.kind == StepKind::Send || step.kind == StepKind::Recv ||
+                        step.kind == StepKind::RecvReduce;
+  const bool has_src = step.kind == StepKind::Send || step.kind == StepKind::RecvReduce ||
+                       step.kind == StepKind::Copy || step.kind == StepKind::Reduce;
+  const bool has_dst = step.kind != StepKind::Send;
+  const bool has_aux = step.kind == StepKind::RecvReduce || step.kind == StepKind::Reduce;
+
+  std::string out = std::string("{\"kind\":\"") + step_kind_name(step.kind) + "\"";
+  if (transfer) {
+    out += ",\"peer\":" + std::to_string(step.peer) + ",\"tag\":" + std::to_string(step.tag);
+  }
+  out += ",\"count\":" + std::to_string(step.count);
+  if (has_src) out += ",\"src\":" + place(step.src);
+  if (has_dst) out += ",\"dst\":" + place(step.dst);
+  if (has_aux) out += ",\"aux\":" + place(step.aux);
+  out += ",\"deps\":[";
+  for (uint32_t i = 0; i < step.dep_count; ++i) {
+    if (i != 0) out += ",";
+    out += std::to_string(plan.deps[step.dep_begin + i]);
+  }
+  return out + "]}";
+}
+
+}  // namespace
+
+std::string plan_to_json(const Plan& plan) {
+  std::string out = "{\"collective\":\"";
+  out += collective_name(plan.collective);
+  out += "\",\"algorithm\":" + quoted(plan.algorithm);
+  out += ",\"nranks\":" + std::to_string(plan.nranks);
+  out += ",\"rank\":" + std::to_string(plan.rank);
+  out += ",\"root\":" + std::to_string(plan.root);
+  out += ",\"count\":" + std::to_string(plan.count);
+  out += std::string(",\"in_place\":") + (plan.in_place ? "true" : "false");
+  out += ",\"sizes\":{\"input\":" + std::to_string(plan.sizes.input) +
+         ",\"output\":" + std::to_string(plan.sizes.output) +
+         ",\"scratch\":" + std::to_string(plan.sizes.scratch) + "}";
+  out += ",\"steps\":[";
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    out += i == 0 ? "\n" : ",\n";
+    out += step_json(plan, plan.steps[i]);
+  }
+  out += plan.steps.empty() ? "]}" : "\n]}";
+  return out;
+}
+
+}  // namespace dc

@@ -1,0 +1,117 @@
+#include "src/plan/plan_build.h"
+
+#include <algorithm>
+#include <limits>
+#include <string>
+
+#include "src/core/error.h"
+
+namespace dc::plan_build {
+
+Step send(int peer, uint32_t tag, BufRef src, uint64_t count) {
+  Step s;
+  s.kind = StepKind::Send;
+  s.peer = peer;
+  s.tag = tag;
+  s.src = src;
+  s.count = count;
+  return s;
+}
+
+Step recv(int peer, uint32_t tag, BufRef dst, uint64_t count) {
+  Step s;
+  s.kind = StepKind::Recv;
+  s.peer = peer;
+  s.tag = tag;
+  s.dst = dst;
+  s.count = count;
+  return s;
+}
+
+Step recv_reduce(int peer, uint32_t tag, BufRef src, BufRef dst, BufRef aux, uint64_t count) {
+  Step s;
+  s.kind = StepKind::RecvReduce;
+  s.peer = peer;
+  s.tag = tag;
+  s.src = src;
+  s.dst = dst;
+  s.aux = aux;
+  s.count = count;
+  return s;
+}
+
+Step copy(BufRef src, BufRef dst, uint64_t count) {
+  Step s;
+  s.kind = StepKind::Copy;
+  s.src = src;
+  s.dst = dst;
+  s.count = count;
+  return s;
+}
+
+Step finalize(BufRef dst, uint64_t count) {
+  Step s;
+  s.kind = StepKind::Finalize;
+  s.dst = dst;
+  s.count = count;
+  return s;
+}
+
+uint64_t chunk_elems(const PlanRequest& request) {
+  uint64_t elems = request.chunk_bytes / request.elem_size;
+  return elems == 0 ? 1 : elems;
+}
+
+uint64_t chunk_count(uint64_t count, uint64_t chunk) { return (count + chunk - 1) / chunk; }
+
+std::vector<Range> split_chunks(uint64_t count, uint64_t chunk) {
+  std::vector<Range> chunks;
+  chunks.reserve(chunk_count(count, chunk));
+  for (uint64_t offset = 0; offset < count; offset += chunk) {
+    chunks.push_back({offset, std::min(chunk, count - offset)});
+  }
+  return chunks;
+}
+
+Range ring_segment(uint64_t total, int n, int k) {
+  uint64_t base = total / n;
+  uint64_t extra = total % n;
+  uint64_t uk = static_cast<uint64_t>(k);
+  return {uk * base + std::min(uk, extra), base + (uk < extra ? 1 : 0)};
+}
+
+uint32_t make_tag(uint64_t phase, uint64_t chunks_per_phase, uint64_t chunk) {
+  const uint64_t limit = std::numeric_limits<uint32_t>::max();
+  if (chunk > limit || (chunks_per_phase != 0 && phase > (limit - chunk) / chunks_per_phase)) {
+    fail(dcInvalidArgument,
+         "plan needs more than 2^32 message tags (" + std::to_string(chunks_per_phase) +
+             " chunks per phase); use a larger chunk size");
+  }
+  return static_cast<uint32_t>(phase * chunks_per_phase + chunk);
+}
+
+namespace {
+
+// Offset of a logical buffer inside the one memory that Input and Output share in place.
+uint64_t in_place_base(const PlanRequest& request, BufId buf) {
+  uint64_t own_block = static_cast<uint64_t>(request.rank) * request.count;
+  if (request.collective == dcCollAllGather && buf == BufId::Input) return own_block;
+  if (request.collective == dcCollReduceScatter && buf == BufId::Output) return own_block;
+  return 0;
+}
+
+}  // namespace
+
+bool same_place(const PlanRequest& request, BufRef a, BufRef b) {
+  if (a.buf == b.buf) return a.offset == b.offset;
+  if (!request.in_place || a.buf == BufId::Scratch || b.buf == BufId::Scratch) return false;
+  return in_place_base(request, a.buf) + a.offset == in_place_base(request, b.buf) + b.offset;
+}
+
+std::optional<uint32_t> add_copy(Plan& plan, const PlanRequest& request, BufRef src, BufRef dst,
+                                 uint64_t count, const std::vector<uint32_t>& after) {
+  if (count == 0 || same_place(request, src, dst)) return std::nullopt;
+  return plan.add(copy(src, dst, count), after);
+}
+
+}  // namespace dc::plan_build

@@ -1,0 +1,59 @@
+// Ring reduce-scatter: step s sends the partial result of block r-s-1 to the next rank and
+// accumulates block r-s-2 from the previous one; after n-1 steps the rank holds block r, which it
+// finalizes in Output. Partial results live in Scratch (Input is never written out of place).
+#include <algorithm>
+#include <optional>
+#include <vector>
+
+#include "src/plan/generators.h"
+#include "src/plan/plan_build.h"
+
+namespace dc {
+
+using namespace plan_build;
+
+void build_ring_reduce_scatter(const PlanRequest& request, Plan& plan) {
+  const int n = request.nranks;
+  const int r = request.rank;
+  const uint64_t count = request.count;
+  const std::vector<Range> chunks = split_chunks(count, chunk_elems(request));
+  const uint64_t per_step = chunks.size();
+  auto block = [&](int k) { return static_cast<uint64_t>(wrap(k, n)) * count; };
+  // Scratch: [0, count) stages received chunks; two slots after it hold partial results,
+  // alternating by step. One slot is not enough: the receive of step s would then wait for the
+  // send of step s, which waits for the peer's receive of step s, all around the ring.
+  auto partial_at = [&](int step) { return count * (1 + static_cast<uint64_t>(step % 2)); };
+  plan.sizes.scratch = count * (1 + static_cast<uint64_t>(std::min(n - 2, 2)));
+
+  std::vector<std::optional<uint32_t>> produced(chunks.size());  // latest RecvReduce of chunk j
+  std::vector<std::optional<uint32_t>> sent(chunks.size());      // latest send of chunk j
+  for (int s = 0; s + 1 < n; ++s) {
+    // The partial-result slot written in this step was last read by the send of step s-1.
+    std::vector<std::optional<uint32_t>> slot_read(chunks.size());
+    if (s >= 2) slot_read = sent;
+    for (size_t j = 0; j < chunks.size(); ++j) {
+      const Range& c = chunks[j];
+      const uint32_t tag = make_tag(s, per_step, j);
+      const BufRef src =
+          s == 0 ? input(block(r - 1) + c.offset) : scratch(partial_at(s - 1) + c.offset);
+      sent[j] = plan.add(send(wrap(r + 1, n), tag, src, c.count), after(produced[j]));
+    }
+    const bool last = s + 2 == n;
+    for (size_t j = 0; j < chunks.size(); ++j) {
+      const Range& c = chunks[j];
+      // The staging slot was used by the previous step's receive (produced[j]).
+      std::vector<uint32_t> deps = after(produced[j]);
+      if (!last && slot_read[j]) deps.push_back(*slot_read[j]);
+      const BufRef dst = last ? output(c.offset) : scratch(partial_at(s) + c.offset);
+      produced[j] = plan.add(recv_reduce(wrap(r - 1, n), make_tag(s, per_step, j),
+                                         input(block(r - s - 2) + c.offset), dst,
+                                         scratch(c.offset), c.count),
+                             deps);
+    }
+  }
+  for (size_t j = 0; j < chunks.size(); ++j) {
+    plan.add(finalize(output(chunks[j].offset), chunks[j].count), after(produced[j]));
+  }
+}
+
+}  // namespace dc

@@ -1,0 +1,35 @@
+// All-reduce algorithm selection with an alpha-beta cost model.
+#include <cstdint>
+#include <string>
+
+#include "src/plan/plan.h"
+
+namespace dc {
+namespace {
+
+// Per-message latency and per-byte time of one hop. Only their ratio matters for the choice:
+// 5 us and 10 GB/s put the n=8 crossover near 94 KB, where host-memory rings start to win.
+constexpr double kAlphaSeconds = 5e-6;
+constexpr double kBetaSecondsPerByte = 1e-10;
+
+int ceil_log2(int n) {
+  int depth = 0;
+  while ((1 << depth) < n) ++depth;
+  return depth;
+}
+
+}  // namespace
+
+std::string choose_allreduce_algorithm(int nranks, uint64_t bytes, uint64_t tree_threshold_bytes) {
+  if (tree_threshold_bytes != 0) return bytes < tree_threshold_bytes ? "tree" : "ring";
+  if (nranks < 2) return "ring";
+  const double b = static_cast<double>(bytes);
+  const double n = nranks;
+  // Tree: reduce up and broadcast down a binomial tree, each the whole message per level.
+  const double tree = 2.0 * ceil_log2(nranks) * (kAlphaSeconds + kBetaSecondsPerByte * b);
+  // Ring: reduce-scatter then all-gather, 2(n-1) steps of one n-th of the message.
+  const double ring = 2.0 * (n - 1) * (kAlphaSeconds + kBetaSecondsPerByte * b / n);
+  return tree < ring ? "tree" : "ring";
+}
+
+}  // namespace dc
