@@ -1,0 +1,43 @@
+#include <cstdlib>
+#include <string>
+
+#include "src/core/bootstrap.h"
+#include "src/core/bootstrap/host_port.h"
+#include "src/core/bootstrap/root_registry.h"
+#include "src/core/bootstrap/socket_interface.h"
+#include "src/core/bootstrap/unique_id_layout.h"
+#include "src/core/error.h"
+
+namespace dc {
+
+namespace {
+
+// DEEPCOMM_BOOTSTRAP_TIMEOUT (ms): how long a root serves before giving up on missing ranks.
+std::chrono::milliseconds root_deadline() {
+  const char* text = std::getenv("DEEPCOMM_BOOTSTRAP_TIMEOUT");
+  if (!text || !*text) return std::chrono::milliseconds(120000);
+  char* end = nullptr;
+  long long ms = std::strtoll(text, &end, 10);
+  if (*end != '\0' || ms <= 0)
+    fail(dcInvalidArgument, std::string("DEEPCOMM_BOOTSTRAP_TIMEOUT=") + text +
+                                " is not a positive number of milliseconds");
+  return std::chrono::milliseconds(ms);
+}
+
+}  // namespace
+
+void make_unique_id(dcUniqueId* id) {
+  if (!id) fail(dcInvalidArgument, "unique id pointer is NULL");
+  // As NCCL: every process may build this id on its own, so its session comes from the address.
+  if (const char* comm_id = std::getenv("NCCL_COMM_ID"); comm_id && *comm_id) {
+    RootAddress root{parse_host_port(comm_id, "NCCL_COMM_ID"), true};
+    *id = encode_unique_id(root, session_from_text(std::string("NCCL_COMM_ID=") + comm_id));
+    return;
+  }
+  uint64_t session = random_session();
+  boost::asio::ip::tcp::endpoint bind_to(advertised_address(), 0);
+  RootAddress root{start_rendezvous_root(bind_to, false, session, root_deadline()), false};
+  *id = encode_unique_id(root, session);
+}
+
+}  // namespace dc

@@ -1,0 +1,67 @@
+// A rendezvous root: a TCP server on its own thread and io_context (not the progress engine) that
+// collects every rank's join and answers each with the full table, or with an error when the joins
+// disagree or the deadline passes. It holds no rank state.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "src/core/bootstrap/rendezvous_state.h"
+
+namespace dc {
+
+class RendezvousRoot {
+ public:
+  // Listens on bind_to (port 0: an ephemeral port). Throws dc::Error(dcSystemError) when it cannot.
+  RendezvousRoot(const boost::asio::ip::tcp::endpoint& bind_to, bool reuse_address, uint64_t session,
+                 std::chrono::milliseconds deadline);
+  ~RendezvousRoot();  // stops serving and joins the thread
+  RendezvousRoot(const RendezvousRoot&) = delete;
+  RendezvousRoot& operator=(const RendezvousRoot&) = delete;
+
+  void start();
+  boost::asio::ip::tcp::endpoint local_endpoint() const { return endpoint_; }
+  // The listening socket, or -1 once the root has begun closing it.
+  int listen_fd() const { return listen_fd_.load(); }
+  bool finished() const { return finished_.load(); }
+
+ private:
+  struct Connection;
+  using ConnectionPtr = std::shared_ptr<Connection>;
+
+  void accept_next();
+  void read_request(const ConnectionPtr& c);
+  void on_request(const ConnectionPtr& c);
+  void on_join(const ConnectionPtr& c);
+  void send_table();
+  void fail_everyone();
+  void on_deadline();
+  void send(const ConnectionPtr& c, std::shared_ptr<const std::string> head,
+            std::shared_ptr<const std::vector<std::string>> blobs = nullptr);
+  void stop_when_sent();
+  void close_acceptor();
+
+  boost::asio::io_context io_;
+  boost::asio::ip::tcp::acceptor acceptor_;
+  boost::asio::steady_timer deadline_timer_;
+  boost::asio::ip::tcp::endpoint endpoint_;
+  std::atomic<int> listen_fd_{-1};
+  std::chrono::milliseconds deadline_;
+  RendezvousState state_;
+  std::vector<ConnectionPtr> waiting_;  // joined, waiting for the table
+  int writes_in_flight_ = 0;
+  bool closing_ = false;  // table sent or deadline passed: stop once the writes are out
+  std::thread thread_;
+  std::atomic<bool> finished_{false};
+};
+
+}  // namespace dc

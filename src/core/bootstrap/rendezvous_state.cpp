@@ -1,0 +1,55 @@
+#include "src/core/bootstrap/rendezvous_state.h"
+
+namespace dc {
+
+RendezvousState::Outcome RendezvousState::join(const wire::Request& r, std::string blob,
+                                               std::string* rejection) {
+  if (r.session != session_) {
+    *rejection = "the unique id's session does not match this root's: it serves another communicator";
+    return Outcome::Rejected;
+  }
+  if (failed()) return Outcome::Failed;
+  if (r.nranks < 1 || r.nranks > wire::kMaxRanks) {
+    failure_ = "rank " + std::to_string(r.rank) + " joined with nranks " + std::to_string(r.nranks) +
+               ", which is out of range";
+    return Outcome::Failed;
+  }
+  if (nranks_ == 0) {
+    nranks_ = r.nranks;
+    blobs_.resize(nranks_);
+    present_.assign(nranks_, false);
+  }
+  if (r.nranks != nranks_) {
+    failure_ = "inconsistent nranks: rank " + std::to_string(r.rank) + " joined with nranks " +
+               std::to_string(r.nranks) + " but an earlier rank with nranks " + std::to_string(nranks_);
+    return Outcome::Failed;
+  }
+  if (r.rank < 0 || r.rank >= nranks_) {
+    failure_ = "rank " + std::to_string(r.rank) + " is out of range for nranks " + std::to_string(nranks_);
+    return Outcome::Failed;
+  }
+  if (present_[r.rank]) {
+    failure_ = "rank " + std::to_string(r.rank) + " joined twice";
+    return Outcome::Failed;
+  }
+  present_[r.rank] = true;
+  blobs_[r.rank] = std::move(blob);
+  return ++joined_ == nranks_ ? Outcome::Complete : Outcome::Accepted;
+}
+
+std::string RendezvousState::progress() const {
+  if (nranks_ == 0) return "no rank joined yet";
+  std::string text = std::to_string(joined_) + " of " + std::to_string(nranks_) + " ranks joined";
+  if (joined_ == nranks_) return text;
+  text += " (missing ranks:";
+  int listed = 0;
+  for (int r = 0; r < nranks_ && listed < 16; ++r)
+    if (!present_[r]) {
+      text += " " + std::to_string(r);
+      ++listed;
+    }
+  if (nranks_ - joined_ > listed) text += " ...";
+  return text + ")";
+}
+
+}  // namespace dc

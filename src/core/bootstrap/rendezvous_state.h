@@ -1,0 +1,41 @@
+// The root's bookkeeping of one rendezvous, apart from the network: who joined with what, whether
+// the joins agree, and what to tell a rank that asks how far it got.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "src/core/bootstrap/wire.h"
+
+namespace dc {
+
+class RendezvousState {
+ public:
+  enum class Outcome {
+    Accepted,  // recorded; more ranks to come
+    Complete,  // recorded, and every rank has joined: send the table
+    Rejected,  // not for this rendezvous (other session): tell only this joiner
+    Failed,    // the joins disagree: the whole rendezvous failed (failure())
+  };
+
+  explicit RendezvousState(uint64_t session) : session_(session) {}
+
+  Outcome join(const wire::Request& request, std::string blob, std::string* rejection);
+
+  bool failed() const { return !failure_.empty(); }
+  const std::string& failure() const { return failure_; }
+  const std::vector<std::string>& blobs() const { return blobs_; }
+  // "3 of 4 ranks joined (missing ranks: 2)".
+  std::string progress() const;
+
+ private:
+  uint64_t session_;
+  int nranks_ = 0;  // learnt from the first join
+  int joined_ = 0;
+  std::vector<std::string> blobs_;
+  std::vector<bool> present_;
+  std::string failure_;
+};
+
+}  // namespace dc
