@@ -1,0 +1,27 @@
+// Transport-independent scenarios, run by the tcp and shm tests on two ranks (threads or processes).
+#pragma once
+
+#include <string>
+
+#include "tests/transports/two_ranks.h"
+
+namespace dc::test {
+
+// 0 B, 1 B, eager max, eager max + 1 and 64 MiB both ways at once; data and counters checked.
+std::string sizes_both_ways(RankContext& ctx);
+// Many tags, eager and rendezvous, each rank receives them in reverse order of sending.
+std::string reverse_tags(RankContext& ctx);
+// Rank 0 sends (more than the eager window) before rank 1 has posted anything.
+std::string unexpected_messages(RankContext& ctx);
+// Receives shorter than their buffer, and messages longer than their buffer (dcInvalidUsage).
+std::string short_and_too_long(RankContext& ctx);
+// Rank 0 SIGKILLs rank 1 (a process) with transfers pending: they fail within a second.
+std::string peer_killed(RankContext& ctx);
+
+// connect() to an address nobody serves (dialing side) and to a peer that never dials (accepting
+// side) both fail by their deadline.
+std::string connect_deadlines(const TransportFactory& factory, const std::string& dead_address);
+// A dialer from another session is refused; the acceptor's connect() runs into its deadline.
+std::string wrong_session(const TransportFactory& factory);
+
+}  // namespace dc::test

@@ -1,0 +1,359 @@
+#include "transports/common/message_channel.h"
+
+#include <cstring>
+#include <utility>
+
+#include <boost/asio/error.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/write.hpp>
+
+namespace dc {
+
+namespace {
+
+// What one eager message costs the sender's window: its payload plus the receiver's bookkeeping.
+size_t eager_cost(size_t len) { return len + sizeof(FrameHeader); }
+
+Status too_long(size_t len, size_t capacity) {
+  return Status::failure(dcInvalidUsage, "received message of " + std::to_string(len) +
+                                             " bytes is larger than the posted buffer of " +
+                                             std::to_string(capacity) + " bytes");
+}
+
+// One async_write carries at most this many queued frames / payload bytes.
+constexpr size_t kMaxBatchFrames = 64;
+constexpr size_t kMaxBatchBytes = 16 * 1024 * 1024;
+
+}  // namespace
+
+MessageChannel::MessageChannel(boost::asio::io_context& io, Socket socket, int peer,
+                               const char* transport_name)
+    : io_(io), socket_(std::move(socket)), peer_(peer), transport_name_(transport_name) {}
+
+void MessageChannel::start() { read_header(); }
+
+void MessageChannel::send(const Tag& tag, const void* buf, size_t len, Completion done) {
+  if (closed_) return post_completion(std::move(done), close_status_, 0);
+  auto op = std::make_shared<SendOp>(SendOp{tag, buf, len, std::move(done)});
+  FrameHeader h;
+  h.tag = tag;
+  h.length = len;
+  if (len <= kEagerMax && eager_outstanding_ + eager_cost(len) <= kEagerWindow) {
+    eager_outstanding_ += eager_cost(len);
+    h.type = FrameType::Eager;
+    enqueue(h, buf, len, [this, op](const Status& s) { finish_send(op, s); });
+    return;
+  }
+  h.type = FrameType::Rts;
+  h.id = next_id_++;
+  h.aux = reinterpret_cast<uintptr_t>(buf);
+  rendezvous_sends_[h.id] = op;
+  enqueue(h, nullptr, 0);
+}
+
+void MessageChannel::recv(const Tag& tag, void* buf, size_t capacity, Completion done) {
+  if (closed_) return post_completion(std::move(done), close_status_, 0);
+  auto op = std::make_shared<RecvOp>(RecvOp{tag, buf, capacity, 0, 0, std::move(done)});
+  auto it = unexpected_.find(tag);
+  if (it == unexpected_.end()) {
+    posted_[tag].push_back(op);
+    return;
+  }
+  Unexpected u = std::move(it->second.front());
+  it->second.pop_front();
+  if (it->second.empty()) unexpected_.erase(it);
+  if (u.header.type == FrameType::Eager) {
+    deliver_eager(op, u.header, u.payload.data());
+  } else {
+    match_rts(op, u.header);
+  }
+}
+
+void MessageChannel::close(const Status& status) {
+  if (closed_) return;
+  closed_ = true;
+  close_status_ = status;
+  boost::system::error_code ignored;
+  socket_.shutdown(Socket::shutdown_both, ignored);
+  socket_.close(ignored);
+  // The in-flight batch is failed here too; its handler then finds nothing left to call.
+  for (auto& o : writing_) {
+    if (o.written) std::exchange(o.written, nullptr)(status);
+  }
+  auto queued = std::move(write_queue_);
+  write_queue_.clear();
+  for (auto& o : queued) {
+    if (o.written) o.written(status);
+  }
+  for (auto& [tag, ops] : posted_) {
+    for (auto& op : ops) finish_recv(op, status, 0);
+  }
+  posted_.clear();
+  for (auto& [id, op] : rendezvous_sends_) finish_send(op, status);
+  rendezvous_sends_.clear();
+  for (auto& [id, op] : rendezvous_recvs_) finish_recv(op, status, 0);
+  rendezvous_recvs_.clear();
+  unexpected_.clear();
+  on_closed();
+}
+
+void MessageChannel::read_header() {
+  if (closed_) return;
+  auto self = shared_from_this();
+  boost::asio::async_read(socket_, boost::asio::buffer(&in_, sizeof in_),
+                          [this, self](const boost::system::error_code& ec, size_t) {
+                            if (closed_) return;
+                            if (ec) return fail_from_error(ec, "reading a frame");
+                            on_header();
+                          });
+}
+
+void MessageChannel::on_header() {
+  switch (in_.type) {
+    case FrameType::Eager:
+      return on_eager();
+    case FrameType::Rts:
+      on_rts();
+      return read_header();
+    case FrameType::Cts: {
+      SendPtr op = take_rendezvous_send(in_.id);
+      if (!op) return protocol_error("CTS for an unknown send");
+      if (in_.flags & kFrameRejected) {
+        finish_send(op, Status::failure(dcInvalidUsage,
+                                        "the receiver's buffer is smaller than the message"));
+      } else {
+        clear_to_send(op, in_);
+      }
+      return read_header();
+    }
+    case FrameType::Data:
+      return on_data();
+    case FrameType::Credit:
+      if (in_.length > eager_outstanding_) return protocol_error("more credit returned than used");
+      eager_outstanding_ -= in_.length;
+      return read_header();
+    default:
+      if (!handle_extra_frame(in_)) return protocol_error("unknown frame type");
+      return read_header();
+  }
+}
+
+void MessageChannel::on_eager() {
+  const FrameHeader h = in_;
+  if (h.length > kEagerMax) return protocol_error("eager frame longer than the eager limit");
+  RecvPtr op = pop_posted(h.tag);
+  if (op && h.length <= op->capacity) {
+    // Straight into the posted buffer.
+    return read_payload(op->buf, h.length, [this, op, h] {
+      return_credit(h.length);
+      finish_recv(op, Status::success(), h.length);
+      read_header();
+    });
+  }
+  // Buffered: unexpected, or too long for the posted buffer (read off the wire, then dropped).
+  auto payload = std::make_shared<std::vector<char>>(h.length);
+  read_payload(payload->data(), h.length, [this, op, h, payload] {
+    RecvPtr target = op ? op : pop_posted(h.tag);  // a receive may have been posted meanwhile
+    if (target) {
+      deliver_eager(target, h, payload->data());
+    } else {
+      unexpected_[h.tag].push_back(Unexpected{h, std::move(*payload)});
+    }
+    read_header();
+  });
+}
+
+void MessageChannel::on_rts() {
+  const FrameHeader h = in_;
+  if (RecvPtr op = pop_posted(h.tag)) return match_rts(op, h);
+  unexpected_[h.tag].push_back(Unexpected{h, {}});
+}
+
+void MessageChannel::on_data() {
+  const FrameHeader h = in_;
+  RecvPtr op = find_rendezvous_recv(h.id);
+  if (!op || h.offset + h.length > op->expected) return protocol_error("Data frame out of range");
+  read_payload(static_cast<char*>(op->buf) + h.offset, h.length, [this, op, h] {
+    op->received += h.length;
+    if (op->received == op->expected) {
+      erase_rendezvous_recv(h.id);
+      finish_recv(op, Status::success(), op->expected);
+    }
+    read_header();
+  });
+}
+
+void MessageChannel::read_payload(void* dst, size_t len, std::function<void()> then) {
+  if (len == 0) return then();
+  auto self = shared_from_this();
+  boost::asio::async_read(
+      socket_, boost::asio::buffer(dst, len),
+      [this, self, then = std::move(then)](const boost::system::error_code& ec, size_t) {
+        if (closed_) return;
+        if (ec) return fail_from_error(ec, "reading a payload");
+        then();
+      });
+}
+
+void MessageChannel::deliver_eager(const RecvPtr& op, const FrameHeader& h, const char* payload) {
+  return_credit(h.length);
+  if (h.length > op->capacity) return finish_recv(op, too_long(h.length, op->capacity), 0);
+  if (h.length) std::memcpy(op->buf, payload, h.length);
+  finish_recv(op, Status::success(), h.length);
+}
+
+void MessageChannel::return_credit(size_t len) {
+  // Batched so that small messages do not each cost a frame; the sender's window stays well open.
+  credit_to_return_ += eager_cost(len);
+  if (credit_to_return_ < kEagerWindow / 8) return;
+  FrameHeader h;
+  h.type = FrameType::Credit;
+  h.length = std::exchange(credit_to_return_, 0);
+  enqueue(h, nullptr, 0);
+}
+
+void MessageChannel::match_rts(const RecvPtr& op, const FrameHeader& rts) {
+  if (rts.length > op->capacity) {
+    finish_recv(op, too_long(rts.length, op->capacity), 0);
+    FrameHeader h;
+    h.type = FrameType::Cts;
+    h.tag = rts.tag;
+    h.id = rts.id;
+    h.flags = kFrameRejected;
+    return enqueue(h, nullptr, 0);
+  }
+  op->expected = rts.length;
+  rendezvous_matched(op, rts);
+}
+
+void MessageChannel::rendezvous_matched(const RecvPtr& op, const FrameHeader& rts) {
+  answer_cts(op, rts);
+}
+
+void MessageChannel::answer_cts(const RecvPtr& op, const FrameHeader& rts) {
+  FrameHeader h;
+  h.type = FrameType::Cts;
+  h.tag = rts.tag;
+  h.length = rts.length;
+  h.id = rts.id;
+  h.aux = next_id_++;
+  rendezvous_recvs_[h.aux] = op;
+  enqueue(h, nullptr, 0);
+}
+
+void MessageChannel::clear_to_send(const SendPtr& op, const FrameHeader& cts) {
+  FrameHeader h;
+  h.type = FrameType::Data;
+  h.tag = op->tag;
+  h.id = cts.aux;
+  h.length = op->len;
+  enqueue(h, op->buf, op->len, [this, op](const Status& s) { finish_send(op, s); });
+}
+
+void MessageChannel::enqueue(const FrameHeader& header, const void* payload, size_t len,
+                             std::function<void(const Status&)> written) {
+  if (closed_) {
+    if (written) written(close_status_);
+    return;
+  }
+  write_queue_.push_back(Outgoing{header, payload, len, std::move(written)});
+  flush_writes();
+}
+
+void MessageChannel::flush_writes() {
+  if (closed_ || !writing_.empty() || write_queue_.empty()) return;
+  size_t bytes = 0;
+  while (!write_queue_.empty() && writing_.size() < kMaxBatchFrames && bytes < kMaxBatchBytes) {
+    bytes += write_queue_.front().len;
+    writing_.push_back(std::move(write_queue_.front()));
+    write_queue_.pop_front();
+  }
+  std::vector<boost::asio::const_buffer> buffers;
+  buffers.reserve(writing_.size() * 2);
+  for (const auto& o : writing_) {
+    buffers.emplace_back(&o.header, sizeof o.header);
+    if (o.len) buffers.emplace_back(o.payload, o.len);
+  }
+  auto self = shared_from_this();
+  boost::asio::async_write(socket_, buffers,
+                           [this, self](const boost::system::error_code& ec, size_t) {
+                             auto batch = std::move(writing_);
+                             writing_.clear();
+                             if (closed_) return;  // close() already failed the batch
+                             if (ec) {
+                               for (auto& o : batch) write_queue_.push_front(std::move(o));
+                               return fail_from_error(ec, "writing");
+                             }
+                             for (auto& o : batch) {
+                               if (o.written) o.written(Status::success());
+                             }
+                             flush_writes();
+                           });
+}
+
+MessageChannel::SendPtr MessageChannel::take_rendezvous_send(uint64_t id) {
+  auto it = rendezvous_sends_.find(id);
+  if (it == rendezvous_sends_.end()) return nullptr;
+  SendPtr op = std::move(it->second);
+  rendezvous_sends_.erase(it);
+  return op;
+}
+
+MessageChannel::RecvPtr MessageChannel::find_rendezvous_recv(uint64_t id) {
+  auto it = rendezvous_recvs_.find(id);
+  return it == rendezvous_recvs_.end() ? nullptr : it->second;
+}
+
+void MessageChannel::erase_rendezvous_recv(uint64_t id) { rendezvous_recvs_.erase(id); }
+
+MessageChannel::RecvPtr MessageChannel::pop_posted(const Tag& tag) {
+  auto it = posted_.find(tag);
+  if (it == posted_.end()) return nullptr;
+  RecvPtr op = std::move(it->second.front());
+  it->second.pop_front();
+  if (it->second.empty()) posted_.erase(it);
+  return op;
+}
+
+void MessageChannel::finish_send(const SendPtr& op, const Status& status) {
+  if (!op->done) return;
+  if (status.ok()) bytes_sent_ += op->len;
+  post_completion(std::exchange(op->done, nullptr), status, status.ok() ? op->len : 0);
+}
+
+void MessageChannel::finish_recv(const RecvPtr& op, const Status& status, size_t bytes) {
+  if (!op->done) return;
+  if (status.ok()) bytes_received_ += bytes;
+  post_completion(std::exchange(op->done, nullptr), status, bytes);
+}
+
+void MessageChannel::post_completion(Completion done, const Status& status, size_t bytes) {
+  if (!done) return;
+  boost::asio::post(io_, [done = std::move(done), status, bytes] { done(status, bytes); });
+}
+
+void MessageChannel::fail_from_error(const boost::system::error_code& ec, const char* what) {
+  namespace err = boost::asio::error;
+  const bool peer_gone = ec == err::eof || ec == err::connection_reset || ec == err::broken_pipe ||
+                         ec == err::connection_aborted;
+  std::string message = std::string(transport_name_) + " connection to rank " +
+                        std::to_string(peer_) + ": " +
+                        (peer_gone ? "peer closed the connection" : "error") + " while " + what +
+                        " (" + ec.message() + ")";
+  close(Status::failure(peer_gone ? dcRemoteError : dcSystemError, message));
+}
+
+void MessageChannel::protocol_error(const char* what) {
+  close(Status::failure(dcInternalError, std::string(transport_name_) + " connection to rank " +
+                                             std::to_string(peer_) + ": protocol error: " + what));
+}
+
+OwnedConnection::~OwnedConnection() {
+  auto channel = channel_;
+  boost::asio::post(channel->io(), [channel] {
+    channel->close(Status::failure(dcInvalidUsage, "the connection was released"));
+  });
+}
+
+}  // namespace dc

@@ -1,0 +1,154 @@
+// A tag-matching message channel over one stream socket (TCP or Unix). Sends of up to kEagerMax
+// bytes go inline while the sender holds eager credit (at most kEagerWindow unacknowledged bytes per
+// connection, so the receiver buffers a bounded amount of unexpected data); everything else goes by
+// rendezvous: RTS -> (receive posted) CTS -> payload straight into the receiver's buffer. The
+// rendezvous payload step is virtual so the shared-memory transport can replace it. Runs entirely on
+// one io_context thread; completions are always posted, never called inside send()/recv().
+#pragma once
+
+#include <atomic>
+#include <deque>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <boost/asio/generic/stream_protocol.hpp>
+
+#include "transports/common/frame.h"
+#include "transports/transport.h"
+
+namespace dc {
+
+class MessageChannel : public std::enable_shared_from_this<MessageChannel> {
+ public:
+  using Socket = boost::asio::generic::stream_protocol::socket;
+
+  static constexpr size_t kEagerMax = 64 * 1024;
+  static constexpr size_t kEagerWindow = 4 * 1024 * 1024;
+
+  MessageChannel(boost::asio::io_context& io, Socket socket, int peer, const char* transport_name);
+  virtual ~MessageChannel() = default;
+
+  // Starts reading frames; call once, after construction, on the io thread.
+  void start();
+  void send(const Tag& tag, const void* buf, size_t len, Completion done);
+  void recv(const Tag& tag, void* buf, size_t capacity, Completion done);
+  void close(const Status& status);
+  const char* transport_name() const { return transport_name_; }
+  TransportCounters counters() const { return {bytes_sent_.load(), bytes_received_.load()}; }
+  boost::asio::io_context& io() { return io_; }
+
+ protected:
+  struct SendOp {
+    Tag tag;
+    const void* buf = nullptr;
+    size_t len = 0;
+    Completion done;
+  };
+  struct RecvOp {
+    Tag tag;
+    void* buf = nullptr;
+    size_t capacity = 0;
+    size_t expected = 0;  // message length once matched
+    size_t received = 0;  // rendezvous bytes placed so far
+    Completion done;
+  };
+  using SendPtr = std::shared_ptr<SendOp>;
+  using RecvPtr = std::shared_ptr<RecvOp>;
+
+  // A rendezvous message was matched with `op` (capacity already checked). Default: answer CTS.
+  virtual void rendezvous_matched(const RecvPtr& op, const FrameHeader& rts);
+  // The receiver is ready for `op`'s payload. Default: one Data frame on the socket.
+  virtual void clear_to_send(const SendPtr& op, const FrameHeader& cts);
+  // Frame types the base does not know; they carry no payload. Returns false for a protocol error.
+  virtual bool handle_extra_frame(const FrameHeader&) { return false; }
+  // After close() failed the base's operations: fail the subclass's own.
+  virtual void on_closed() {}
+
+  // Answers CTS for a matched rendezvous receive (registers it for Data/Slot frames).
+  void answer_cts(const RecvPtr& op, const FrameHeader& rts);
+  void enqueue(const FrameHeader& header, const void* payload, size_t len,
+               std::function<void(const Status&)> written = nullptr);
+  SendPtr take_rendezvous_send(uint64_t id);
+  RecvPtr find_rendezvous_recv(uint64_t id);
+  void erase_rendezvous_recv(uint64_t id);
+  void finish_send(const SendPtr& op, const Status& status);
+  void finish_recv(const RecvPtr& op, const Status& status, size_t bytes);
+  bool closed() const { return closed_; }
+  const Status& close_status() const { return close_status_; }
+  int peer() const { return peer_; }
+
+ private:
+  struct Unexpected {
+    FrameHeader header;          // Eager or Rts
+    std::vector<char> payload;   // Eager only
+  };
+  struct Outgoing {
+    FrameHeader header;
+    const void* payload;
+    size_t len;
+    std::function<void(const Status&)> written;
+  };
+
+  void read_header();
+  void on_header();
+  void on_eager();
+  void on_rts();
+  void on_data();
+  void read_payload(void* dst, size_t len, std::function<void()> then);
+  void deliver_eager(const RecvPtr& op, const FrameHeader& header, const char* payload);
+  void return_credit(size_t len);
+  void match_rts(const RecvPtr& op, const FrameHeader& rts);
+  RecvPtr pop_posted(const Tag& tag);
+  void flush_writes();
+  void fail_from_error(const boost::system::error_code& ec, const char* what);
+  void protocol_error(const char* what);
+  void post_completion(Completion done, const Status& status, size_t bytes);
+
+  boost::asio::io_context& io_;
+  Socket socket_;
+  int peer_;
+  const char* transport_name_;
+  bool closed_ = false;
+  Status close_status_;
+
+  FrameHeader in_;  // header being read
+  std::unordered_map<Tag, std::deque<RecvPtr>, TagHash> posted_;
+  std::unordered_map<Tag, std::deque<Unexpected>, TagHash> unexpected_;
+  std::unordered_map<uint64_t, SendPtr> rendezvous_sends_;  // waiting for CTS/FIN
+  std::unordered_map<uint64_t, RecvPtr> rendezvous_recvs_;  // receiving Data/Slot frames
+  uint64_t next_id_ = 1;
+
+  size_t eager_outstanding_ = 0;  // sender: eager bytes not yet credited back
+  size_t credit_to_return_ = 0;   // receiver: consumed eager bytes not yet credited
+
+  std::deque<Outgoing> write_queue_;
+  std::vector<Outgoing> writing_;  // the batch of the one async_write in flight
+
+  std::atomic<uint64_t> bytes_sent_{0};
+  std::atomic<uint64_t> bytes_received_{0};
+};
+
+// What a Transport hands out: closes the channel when the last user reference goes away (the
+// channel itself lives on in its pending handlers until the socket is closed).
+class OwnedConnection : public Connection {
+ public:
+  explicit OwnedConnection(std::shared_ptr<MessageChannel> channel) : channel_(std::move(channel)) {}
+  ~OwnedConnection() override;
+  void send(const Tag& tag, const void* buf, size_t len, Completion done) override {
+    channel_->send(tag, buf, len, std::move(done));
+  }
+  void recv(const Tag& tag, void* buf, size_t capacity, Completion done) override {
+    channel_->recv(tag, buf, capacity, std::move(done));
+  }
+  void close(const Status& status) override { channel_->close(status); }
+  const char* transport_name() const override { return channel_->transport_name(); }
+  TransportCounters counters() const override { return channel_->counters(); }
+  MessageChannel& channel() { return *channel_; }
+
+ private:
+  std::shared_ptr<MessageChannel> channel_;
+};
+
+}  // namespace dc
