@@ -1,0 +1,5 @@
+// The ABI as DeepComm's header declares it.
+#include "deepcomm/nccl.h"
+#include "tests/nccl/collect_layout_entries.h"
+
+LayoutEntries our_layout() { return collect_layout_entries(); }
