@@ -28,6 +28,8 @@ struct KernelSet {
   decltype(&dc::premultiply) premultiply;
 };
 
+void PrintTo(const KernelSet& k, std::ostream* os) { *os << k.name; }
+
 std::vector<KernelSet> kernel_sets() {
   std::vector<KernelSet> sets = {
       {"dispatch", dc::reduce, dc::finalize_avg, dc::premultiply},
