@@ -30,7 +30,8 @@ int check(bool ok, const char* what) {
 
 void expect_success(pid_t pid) {
   int status = test::wait_child(pid, kTimeoutMs + 5000);
-  EXPECT_TRUE(status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0) << "wait status " << status;
+  EXPECT_TRUE(status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << "wait status " << status;
 }
 
 TEST(LaunchInfo, FromDeepCommRunVariables) {
@@ -58,8 +59,9 @@ TEST(LaunchInfo, IncompleteOrBadDeepCommRunVariables) {
       launch_info_from_env(kTimeoutMs);
       ++failures;
     } catch (const Error& e) {
-      failures += check(e.code() == dcInvalidUsage, "code") |
-                  check(std::strstr(e.what(), "DEEPCOMM_UNIQUE_ID") != nullptr, "names the missing one");
+      failures +=
+          check(e.code() == dcInvalidUsage, "code") |
+          check(std::strstr(e.what(), "DEEPCOMM_UNIQUE_ID") != nullptr, "names the missing one");
     }
     setenv("DEEPCOMM_NRANKS", "1", 1);
     setenv("DEEPCOMM_UNIQUE_ID", std::string(256, '0').c_str(), 1);  // no magic
@@ -67,8 +69,9 @@ TEST(LaunchInfo, IncompleteOrBadDeepCommRunVariables) {
       launch_info_from_env(kTimeoutMs);
       ++failures;
     } catch (const Error& e) {
-      failures += check(e.code() == dcInvalidUsage, "bad id code") |
-                  check(std::strstr(e.what(), "not a DeepComm unique id") != nullptr, "bad id text");
+      failures +=
+          check(e.code() == dcInvalidUsage, "bad id code") |
+          check(std::strstr(e.what(), "not a DeepComm unique id") != nullptr, "bad id text");
     }
     return failures;
   }));
@@ -83,7 +86,8 @@ TEST(LaunchInfo, NothingFoundSaysWhatWasLookedFor) {
     } catch (const Error& e) {
       return check(e.code() == dcInvalidUsage, "code") |
              check(std::strstr(e.what(), "DEEPCOMM_RANK") != nullptr, "deepcomm-run named") |
-             check(std::strstr(e.what(), "PMIX") != nullptr || std::strstr(e.what(), "PMIx") != nullptr,
+             check(std::strstr(e.what(), "PMIX") != nullptr ||
+                       std::strstr(e.what(), "PMIx") != nullptr,
                    "PMIx named") |
              check(std::strstr(e.what(), "MASTER_ADDR") != nullptr, "torchrun named");
     }
@@ -104,7 +108,8 @@ TEST(LaunchInfo, TorchrunRanksMeet) {
       LaunchInfo info = launch_info_from_env(kTimeoutMs);
       RootAddress root = decode_root_address(info.id);
       int bad = check(info.source == "torchrun", "source") | check(info.rank == rank, "rank") |
-                check(info.nranks == 2, "nranks") | check(root.hosted_by_rank0, "hosted by rank 0") |
+                check(info.nranks == 2, "nranks") |
+                check(root.hosted_by_rank0, "hosted by rank 0") |
                 check(root.endpoint.port() == root_port, "MASTER_PORT + 1");
       auto blobs = bootstrap_allgather(info.id, info.rank, info.nranks,
                                        test::blob_of(info.rank, info.nranks), kTimeoutMs);

@@ -50,7 +50,8 @@ TEST(UniqueId, BadMagicIsInvalidArgument) {
     FAIL() << "zero id accepted";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), dcInvalidArgument);
-    EXPECT_NE(std::string(e.what()).find("not a DeepComm unique id"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("not a DeepComm unique id"), std::string::npos)
+        << e.what();
   }
   try {
     bootstrap_allgather(zero, 0, 1, "x", 1000);

@@ -28,7 +28,8 @@ class Supervisor {
  public:
   Supervisor(RankProcesses& ranks, const Options& options, int signal_fd)
       : ranks_(ranks), options_(options), signal_fd_(signal_fd) {
-    if (options.timeout_s > 0) job_deadline_ = Clock::now() + std::chrono::seconds(options.timeout_s);
+    if (options.timeout_s > 0)
+      job_deadline_ = Clock::now() + std::chrono::seconds(options.timeout_s);
   }
 
   int run() {
@@ -82,7 +83,8 @@ class Supervisor {
   void on_time_passed() {
     auto now = Clock::now();
     if (job_deadline_ && now >= *job_deadline_) {
-      std::fprintf(stderr, "deepcomm-run: timeout of %d s passed; stopping the ranks\n", options_.timeout_s);
+      std::fprintf(stderr, "deepcomm-run: timeout of %d s passed; stopping the ranks\n",
+                   options_.timeout_s);
       timed_out_ = true;
       job_deadline_.reset();
       stop_all();

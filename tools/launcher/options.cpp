@@ -45,7 +45,8 @@ std::optional<Options> parse_options(int argc, char** argv, std::string* error) 
       }
       ++i;
     } else if (arg == "--timeout" || arg == "--grace") {
-      if (!parse_count(value, arg == "--timeout" ? 1 : 0, arg == "--timeout" ? &options.timeout_s : &options.grace_s)) {
+      if (!parse_count(value, arg == "--timeout" ? 1 : 0,
+                       arg == "--timeout" ? &options.timeout_s : &options.grace_s)) {
         *error = arg + " needs a number of seconds";
         return std::nullopt;
       }
@@ -58,9 +59,12 @@ std::optional<Options> parse_options(int argc, char** argv, std::string* error) 
     }
   }
   for (; i < argc; ++i) options.command.emplace_back(argv[i]);
-  if (options.nranks == 0) *error = "-n N is required";
-  else if (options.command.empty()) *error = "no program given";
-  else return options;
+  if (options.nranks == 0)
+    *error = "-n N is required";
+  else if (options.command.empty())
+    *error = "no program given";
+  else
+    return options;
   return std::nullopt;
 }
 

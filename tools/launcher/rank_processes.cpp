@@ -15,8 +15,9 @@ namespace dc::launcher {
 namespace {
 
 bool is_rank_variable(const char* entry) {
-  static const char* names[] = {"DEEPCOMM_RANK=", "DEEPCOMM_NRANKS=", "DEEPCOMM_UNIQUE_ID=",
-                                "DEEPCOMM_LOCAL_RANK=", "DEEPCOMM_LOCAL_NRANKS=", "LOCAL_RANK="};
+  static const char* names[] = {
+      "DEEPCOMM_RANK=",       "DEEPCOMM_NRANKS=",       "DEEPCOMM_UNIQUE_ID=",
+      "DEEPCOMM_LOCAL_RANK=", "DEEPCOMM_LOCAL_NRANKS=", "LOCAL_RANK="};
   for (const char* name : names)
     if (std::strncmp(entry, name, std::strlen(name)) == 0) return true;
   return false;
@@ -103,7 +104,8 @@ bool RankProcesses::any_running() const {
 bool ended_well(int wait_status) { return WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0; }
 
 std::string describe_wait_status(int wait_status) {
-  if (WIFEXITED(wait_status)) return "exited with status " + std::to_string(WEXITSTATUS(wait_status));
+  if (WIFEXITED(wait_status))
+    return "exited with status " + std::to_string(WEXITSTATUS(wait_status));
   if (WIFSIGNALED(wait_status)) {
     int s = WTERMSIG(wait_status);
     return "was killed by signal " + std::to_string(s) + " (" + strsignal(s) + ")";

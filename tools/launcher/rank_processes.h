@@ -20,8 +20,8 @@ struct RankProcess {
 class RankProcesses {
  public:
   // Starts nranks copies of command; child_mask is the signal mask the children get back.
-  RankProcesses(const std::vector<std::string>& command, int nranks, const std::string& unique_id_hex,
-                const sigset_t& child_mask);
+  RankProcesses(const std::vector<std::string>& command, int nranks,
+                const std::string& unique_id_hex, const sigset_t& child_mask);
 
   // Reaps every child that ended; returns the ranks that ended now.
   std::vector<const RankProcess*> reap();

@@ -39,7 +39,8 @@ void connect_to_root(DeadlineSocket& socket, const tcp::endpoint& root, Clock::t
     bool not_yet_listening = ec == asio::error::connection_refused ||
                              ec == asio::error::connection_reset || ec == asio::error::try_again;
     if (!not_yet_listening && ec != asio::error::timed_out)
-      fail(dcSystemError, "cannot connect to the bootstrap root at " + text_of(root) + ": " + ec.message());
+      fail(dcSystemError,
+           "cannot connect to the bootstrap root at " + text_of(root) + ": " + ec.message());
     if (ec == asio::error::timed_out || Clock::now() + pause >= deadline)
       fail(dcSystemError, "bootstrap root at " + text_of(root) + " unreachable within " +
                               std::to_string(timeout_ms) + " ms (" + ec.message() +
@@ -89,7 +90,8 @@ std::optional<std::string> query_progress(const tcp::endpoint& root, uint64_t se
                                    const tcp::endpoint& root) {
   uint32_t code = read_u32(socket, deadline, root);
   uint32_t length = read_u32(socket, deadline, root);
-  if (length > kMaxMessageBytes) fail(dcRemoteError, "bootstrap root sent an oversized error message");
+  if (length > kMaxMessageBytes)
+    fail(dcRemoteError, "bootstrap root sent an oversized error message");
   std::string message(length, '\0');
   read_exactly(socket, message.data(), length, deadline, root);
   bool known = code > dcSuccess && code < dcNumResults && code != dcInProgress;
@@ -137,8 +139,9 @@ std::vector<std::string> bootstrap_allgather(const dcUniqueId& id, int rank, int
     try {
       start_rendezvous_root(root.endpoint, true, session, milliseconds(timeout_ms));
     } catch (const Error& e) {
-      fail(e.code(), std::string(e.what()) + " (rank 0 hosts the root at the address of NCCL_COMM_ID "
-                                             "or at torchrun's MASTER_ADDR:MASTER_PORT+1)");
+      fail(e.code(), std::string(e.what()) +
+                         " (rank 0 hosts the root at the address of NCCL_COMM_ID "
+                         "or at torchrun's MASTER_ADDR:MASTER_PORT+1)");
     }
   }
 
@@ -164,7 +167,8 @@ std::vector<std::string> bootstrap_allgather(const dcUniqueId& id, int rank, int
                             progress.value_or("the root did not say how many ranks joined"));
   if (ec)
     fail(dcSystemError, "bootstrap root at " + text_of(root.endpoint) +
-                            " closed the connection before every rank joined (" + ec.message() + ")");
+                            " closed the connection before every rank joined (" + ec.message() +
+                            ")");
 
   switch (static_cast<wire::ReplyKind>(kind)) {
     case wire::ReplyKind::Table:

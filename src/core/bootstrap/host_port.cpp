@@ -15,7 +15,8 @@ ip::tcp::endpoint parse_host_port(const std::string& text, const std::string& wh
   std::string host, port;
   if (!text.empty() && text[0] == '[') {
     size_t close = text.find(']');
-    if (close == std::string::npos || close + 1 >= text.size() || text[close + 1] != ':') malformed();
+    if (close == std::string::npos || close + 1 >= text.size() || text[close + 1] != ':')
+      malformed();
     host = text.substr(1, close - 1);
     port = text.substr(close + 2);
   } else {

@@ -1,9 +1,8 @@
 // "host:port" and "[ipv6]:port" as NCCL_COMM_ID writes them.
 #pragma once
 
-#include <string>
-
 #include <boost/asio/ip/tcp.hpp>
+#include <string>
 
 namespace dc {
 

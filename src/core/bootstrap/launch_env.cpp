@@ -38,7 +38,8 @@ std::optional<LaunchInfo> launch_info_from_deepcomm_run() {
   if (!is_set("DEEPCOMM_RANK") && !is_set("DEEPCOMM_NRANKS") && !is_set("DEEPCOMM_UNIQUE_ID"))
     return std::nullopt;
   std::string missing = missing_among({"DEEPCOMM_RANK", "DEEPCOMM_NRANKS", "DEEPCOMM_UNIQUE_ID"});
-  if (!missing.empty()) fail(dcInvalidUsage, "deepcomm-run environment is incomplete: " + missing + " unset");
+  if (!missing.empty())
+    fail(dcInvalidUsage, "deepcomm-run environment is incomplete: " + missing + " unset");
   LaunchInfo info;
   info.nranks = env_int("DEEPCOMM_NRANKS", 1, 1 << 24);
   info.rank = env_int("DEEPCOMM_RANK", 0, info.nranks - 1);
@@ -55,7 +56,8 @@ std::optional<LaunchInfo> launch_info_from_deepcomm_run() {
 std::optional<LaunchInfo> launch_info_from_torchrun() {
   if (!is_set("RANK") && !is_set("WORLD_SIZE")) return std::nullopt;
   std::string missing = missing_among({"RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"});
-  if (!missing.empty()) fail(dcInvalidUsage, "torchrun environment is incomplete: " + missing + " unset");
+  if (!missing.empty())
+    fail(dcInvalidUsage, "torchrun environment is incomplete: " + missing + " unset");
   LaunchInfo info;
   info.nranks = env_int("WORLD_SIZE", 1, 1 << 24);
   info.rank = env_int("RANK", 0, info.nranks - 1);
@@ -68,8 +70,9 @@ std::optional<LaunchInfo> launch_info_from_torchrun() {
   // and restart count of an elastic job so that a restarted job does not meet its predecessor.
   const char* run_id = std::getenv("TORCHELASTIC_RUN_ID");
   const char* restart = std::getenv("TORCHELASTIC_RESTART_COUNT");
-  info.id = encode_unique_id(root, session_from_text("torchrun:" + address + ":" + (run_id ? run_id : "") +
-                                                     ":" + (restart ? restart : "")));
+  info.id = encode_unique_id(
+      root, session_from_text("torchrun:" + address + ":" + (run_id ? run_id : "") + ":" +
+                              (restart ? restart : "")));
   info.source = "torchrun";
   return info;
 }
@@ -84,9 +87,10 @@ LaunchInfo launch_info_from_env(int timeout_ms) {
   const char* pmix = "PMIx (not built in: libpmix-dev was absent)";
 #endif
   if (auto info = launch_info_from_torchrun()) return *info;
-  fail(dcInvalidUsage, std::string("no launcher environment found; looked for DEEPCOMM_RANK/DEEPCOMM_NRANKS/"
-                                   "DEEPCOMM_UNIQUE_ID (deepcomm-run), ") +
-                           pmix + ", RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT (torchrun)");
+  fail(dcInvalidUsage,
+       std::string("no launcher environment found; looked for DEEPCOMM_RANK/DEEPCOMM_NRANKS/"
+                   "DEEPCOMM_UNIQUE_ID (deepcomm-run), ") +
+           pmix + ", RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT (torchrun)");
 }
 
 }  // namespace dc

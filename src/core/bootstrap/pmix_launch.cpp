@@ -18,7 +18,8 @@ namespace {
 struct PmixSession {
   pmix_proc_t me;
   PmixSession() {
-    if (pmix_status_t rc = PMIx_Init(&me, nullptr, 0); rc != PMIX_SUCCESS) fail_pmix("PMIx_Init", rc);
+    if (pmix_status_t rc = PMIx_Init(&me, nullptr, 0); rc != PMIX_SUCCESS)
+      fail_pmix("PMIx_Init", rc);
   }
   ~PmixSession() { PMIx_Finalize(nullptr, 0); }
 
@@ -78,7 +79,8 @@ std::optional<LaunchInfo> launch_info_from_pmix(int timeout_ms) {
   const char* rank = std::getenv("PMIX_RANK");
   const char* nspace = std::getenv("PMIX_NAMESPACE");
   if (!(rank && *rank) && !(nspace && *nspace)) return std::nullopt;
-  // Every rank calls this once per communicator, so the n-th call of each rank meets the others' n-th.
+  // Every rank calls this once per communicator, so the n-th call of each rank meets the others'
+  // n-th.
   static std::atomic<int> calls{0};
   const std::string key = "deepcomm.uid." + std::to_string(calls++);
 
@@ -96,7 +98,8 @@ std::optional<LaunchInfo> launch_info_from_pmix(int timeout_ms) {
     try {
       info.id = unique_id_from_hex(fetch(pmix, key));
     } catch (const Error& e) {
-      fail(dcRemoteError, std::string("PMIx key ") + key + " of rank 0 is no unique id: " + e.what());
+      fail(dcRemoteError,
+           std::string("PMIx key ") + key + " of rank 0 is no unique id: " + e.what());
     }
   }
   return info;

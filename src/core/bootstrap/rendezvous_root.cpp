@@ -2,10 +2,9 @@
 
 #include <fcntl.h>
 
-#include <sstream>
-
 #include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
+#include <sstream>
 
 #include "src/core/error.h"
 #include "src/core/log.h"

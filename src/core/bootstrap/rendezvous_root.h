@@ -4,16 +4,15 @@
 #pragma once
 
 #include <atomic>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/steady_timer.hpp>
 
 #include "src/core/bootstrap/rendezvous_state.h"
 
@@ -22,8 +21,8 @@ namespace dc {
 class RendezvousRoot {
  public:
   // Listens on bind_to (port 0: an ephemeral port). Throws dc::Error(dcSystemError) when it cannot.
-  RendezvousRoot(const boost::asio::ip::tcp::endpoint& bind_to, bool reuse_address, uint64_t session,
-                 std::chrono::milliseconds deadline);
+  RendezvousRoot(const boost::asio::ip::tcp::endpoint& bind_to, bool reuse_address,
+                 uint64_t session, std::chrono::milliseconds deadline);
   ~RendezvousRoot();  // stops serving and joins the thread
   RendezvousRoot(const RendezvousRoot&) = delete;
   RendezvousRoot& operator=(const RendezvousRoot&) = delete;

@@ -2,10 +2,9 @@
 // process exits, and is forgotten by a forked child (its thread does not exist there).
 #pragma once
 
+#include <boost/asio/ip/tcp.hpp>
 #include <chrono>
 #include <cstdint>
-
-#include <boost/asio/ip/tcp.hpp>
 
 namespace dc {
 

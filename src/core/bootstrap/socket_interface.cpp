@@ -100,8 +100,8 @@ ip::address advertised_address() {
     InterfaceFilter filter = parse_filter(spec);
     if (auto a = first_match(candidates, true, &filter)) return *a;
     if (auto a = first_match(candidates, false, &filter)) return *a;
-    fail(dcInvalidUsage, std::string(variable) + "=" + spec +
-                             " matches no up network interface with an address");
+    fail(dcInvalidUsage,
+         std::string(variable) + "=" + spec + " matches no up network interface with an address");
   }
   if (auto a = first_match(candidates, true, nullptr)) return *a;
   return ip::address_v4::loopback();

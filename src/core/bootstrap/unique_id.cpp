@@ -59,7 +59,8 @@ dcUniqueId encode_unique_id(const RootAddress& root, uint64_t session) {
 void validate_unique_id(const dcUniqueId& id) {
   const char* b = id.internal;
   if (std::memcmp(b, kMagic, sizeof kMagic) != 0)
-    fail(dcInvalidArgument, "the id is not a DeepComm unique id (bad magic); make it with dcGetUniqueId");
+    fail(dcInvalidArgument,
+         "the id is not a DeepComm unique id (bad magic); make it with dcGetUniqueId");
   if (static_cast<uint8_t>(b[4]) != kVersion)
     fail(dcInvalidArgument, "the id is not a DeepComm unique id of this version (layout " +
                                 std::to_string(static_cast<uint8_t>(b[4])) + ", expected " +

@@ -6,10 +6,9 @@
 //   [24,40) address bytes (IPv4 in the first 4)   the rest is zero.
 #pragma once
 
+#include <boost/asio/ip/tcp.hpp>
 #include <cstdint>
 #include <string_view>
-
-#include <boost/asio/ip/tcp.hpp>
 
 #include "deepcomm/deepcomm.h"
 
