@@ -1,5 +1,6 @@
 // Creating communicators: from a unique id (bootstrap exchange, then one connection per peer over
 // the transport chosen by host identity), by splitting an existing one, and destroying them.
+#include <sys/random.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include "src/core/log.h"
 #include "src/exec/engine.h"
 #include "src/exec/operation.h"
+#include "transports/self/self_connection.h"
 
 namespace dc {
 
@@ -22,12 +24,13 @@ namespace {
 struct RankCard {
   std::string host;
   std::string pid;
+  uint64_t nonce = 0;  // rank 0's becomes the communicator id
   std::vector<std::string> config;  // plan-shaping entries
   std::map<std::string, std::string> addresses;  // transport name -> address
 
   std::string encode() const {
     std::ostringstream out;
-    out << "host=" << host << '\n' << "pid=" << pid << '\n';
+    out << "host=" << host << '\n' << "pid=" << pid << '\n' << "nonce=" << nonce << '\n';
     for (const auto& c : config) out << "config=" << c << '\n';
     for (const auto& [name, addr] : addresses) out << "addr." << name << '=' << addr << '\n';
     return out.str();
@@ -43,6 +46,7 @@ struct RankCard {
       std::string key = line.substr(0, eq), value = line.substr(eq + 1);
       if (key == "host") card.host = value;
       else if (key == "pid") card.pid = value;
+      else if (key == "nonce") card.nonce = std::stoull(value);
       else if (key == "config") card.config.push_back(value);
       else if (key.rfind("addr.", 0) == 0) card.addresses[key.substr(5)] = value;
     }
@@ -104,6 +108,7 @@ void connect_peers(dcComm* comm, const std::vector<RankCard>& cards) {
   auto pending = std::make_shared<Pending>();
   pending->left = comm->nranks - 1;
   links.peers.assign(comm->nranks, nullptr);
+  links.peers[comm->rank] = make_self_connection(Engine::instance().io());
   std::vector<std::pair<Transport*, std::string>> plan(comm->nranks, {nullptr, ""});
   for (int p = 0; p < comm->nranks; ++p) {
     if (p == comm->rank) continue;
@@ -133,6 +138,12 @@ void connect_peers(dcComm* comm, const std::vector<RankCard>& cards) {
                                        [&] { return pending->left == 0; });
   if (!finished) fail(dcSystemError, "DeepComm: connecting to peers timed out");
   if (!pending->status.ok()) throw Error(pending->status.code, pending->status.message);
+}
+
+uint64_t random_nonce() {
+  uint64_t v = 0;
+  if (getrandom(&v, sizeof v, 0) != sizeof v) fail(dcSystemError, "DeepComm: getrandom failed");
+  return v;
 }
 
 uint64_t mix(uint64_t a, uint64_t b) {
@@ -169,6 +180,7 @@ dcComm* init_rank(int nranks, const dcUniqueId& id, int rank, const dcConfig_t* 
   RankCard card;
   card.host = options.host_id;
   card.pid = std::to_string(getpid());
+  card.nonce = random_nonce();
   card.config = comm->config.plan_shaping_entries();
   auto links = comm->links;
   const TransportChoice choice = comm->config.transport;
@@ -187,6 +199,9 @@ dcComm* init_rank(int nranks, const dcUniqueId& id, int rank, const dcConfig_t* 
   std::vector<RankCard> cards;
   for (const auto& b : blobs) cards.push_back(RankCard::decode(b));
   check_agreement(cards, rank);
+  // With NCCL_COMM_ID or torchrun every id names the same address, so the id's session is not
+  // unique per communicator: rank 0's random nonce is.
+  comm->id = cards[0].nonce;
   connect_peers(comm.get(), cards);
 
   comm->link_index.resize(nranks);

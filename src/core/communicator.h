@@ -28,7 +28,7 @@ class Operation;
 // created them). Destroyed on the engine thread.
 struct PeerLinks {
   std::vector<std::unique_ptr<Transport>> transports;
-  std::vector<std::shared_ptr<Connection>> peers;  // [own rank] = nullptr
+  std::vector<std::shared_ptr<Connection>> peers;  // [own rank]: the self connection
   ~PeerLinks();
 };
 

@@ -6,15 +6,15 @@
 
 namespace {
 
-struct Setup {
+struct ProcessSetup {
   int nranks;
   const char* transport;
 };
 
-class MatrixOnProcesses : public ::testing::TestWithParam<Setup> {};
+class MatrixOnProcesses : public ::testing::TestWithParam<ProcessSetup> {};
 
 TEST_P(MatrixOnProcesses, SampledCases) {
-  const Setup s = GetParam();
+  const ProcessSetup s = GetParam();
   const auto cases = dctest::sampled_matrix(s.nranks, {0, 1, 7, 13, 1031}, 12);
   std::string errors = dctest::run_as_processes(
       s.nranks, {{"DEEPCOMM_TRANSPORT", s.transport}},
@@ -46,10 +46,10 @@ TEST_P(MatrixOnProcesses, SampledCases) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, MatrixOnProcesses,
-                         ::testing::Values(Setup{2, "shm"}, Setup{3, "shm"}, Setup{4, "shm"},
-                                           Setup{5, "shm"}, Setup{8, "shm"}, Setup{2, "tcp"},
-                                           Setup{3, "tcp"}, Setup{4, "tcp"}, Setup{5, "tcp"},
-                                           Setup{8, "tcp"}),
+                         ::testing::Values(ProcessSetup{2, "shm"}, ProcessSetup{3, "shm"}, ProcessSetup{4, "shm"},
+                                           ProcessSetup{5, "shm"}, ProcessSetup{8, "shm"}, ProcessSetup{2, "tcp"},
+                                           ProcessSetup{3, "tcp"}, ProcessSetup{4, "tcp"}, ProcessSetup{5, "tcp"},
+                                           ProcessSetup{8, "tcp"}),
                          [](const auto& info) {
                            return std::string(info.param.transport) + "_" + std::to_string(info.param.nranks);
                          });
