@@ -15,7 +15,7 @@ class MatrixOnProcesses : public ::testing::TestWithParam<ProcessSetup> {};
 
 TEST_P(MatrixOnProcesses, SampledCases) {
   const ProcessSetup s = GetParam();
-  const auto cases = dctest::sampled_matrix(s.nranks, {0, 1, 7, 13, 1031}, 12);
+  const auto cases = dctest::sampled_matrix(s.nranks, {0, 1, 7, 13, 1031}, 3);
   std::string errors = dctest::run_as_processes(
       s.nranks, {{"DEEPCOMM_TRANSPORT", s.transport}},
       [&](int rank, int n, const dcUniqueId& id) {
@@ -30,7 +30,7 @@ TEST_P(MatrixOnProcesses, SampledCases) {
           if (!e.empty() && failures++ < 5) fprintf(stderr, "%s\n", e.c_str());
         }
         dcCounters_t counters{};
-        dcCommGetCounters(comm, &counters);
+        if (dcCommGetCounters(comm, &counters) != dcSuccess) ++failures;
         const bool tcp = std::string(s.transport) == "tcp";
         // The forced transport carried every byte.
         if (n > 1 && (tcp ? (counters.shmBytesSent || !counters.tcpBytesSent)

@@ -8,6 +8,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <random>
+#include <algorithm>
 #include <sstream>
 #include <thread>
 
@@ -234,15 +236,18 @@ std::vector<Case> full_matrix(int nranks, const std::vector<size_t>& counts) {
   return cases;
 }
 
-std::vector<Case> sampled_matrix(int nranks, const std::vector<size_t>& counts, size_t per_collective) {
+std::vector<Case> sampled_matrix(int nranks, const std::vector<size_t>& counts, size_t per_pair) {
+  // For every (collective, datatype): per_pair cases drawn at random (fixed seed) from the matrix.
   std::vector<Case> all = full_matrix(nranks, counts), picked;
-  for (dcCollective_t coll : kCollectives) {
-    std::vector<Case> of;
-    for (const Case& c : all)
-      if (c.collective == coll) of.push_back(c);
-    const size_t stride = std::max<size_t>(1, of.size() / per_collective);
-    for (size_t i = 0; i < of.size(); i += stride) picked.push_back(of[(i * 7919) % of.size()]);
-  }
+  std::mt19937 rng(static_cast<unsigned>(nranks) * 7919u);
+  for (dcCollective_t coll : kCollectives)
+    for (dcDataType_t t : kTypes) {
+      std::vector<Case> of;
+      for (const Case& c : all)
+        if (c.collective == coll && c.datatype == t) of.push_back(c);
+      std::shuffle(of.begin(), of.end(), rng);
+      for (size_t i = 0; i < std::min(per_pair, of.size()); ++i) picked.push_back(of[i]);
+    }
   return picked;
 }
 

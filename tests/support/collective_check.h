@@ -27,8 +27,8 @@ bool is_reduction(dcCollective_t c);
 
 // Every collective x datatype x op x count x in-place for n ranks (roots rotate with the case).
 std::vector<Case> full_matrix(int nranks, const std::vector<size_t>& counts);
-// A deterministic sample of full_matrix (every collective and datatype appears).
-std::vector<Case> sampled_matrix(int nranks, const std::vector<size_t>& counts, size_t per_collective);
+// A deterministic sample of full_matrix: per_pair cases of every (collective, datatype).
+std::vector<Case> sampled_matrix(int nranks, const std::vector<size_t>& counts, size_t per_pair);
 
 // Runs one case on this rank and checks the result. Returns "" on success, else what was wrong
 // (the first wrong element). digest (optional) receives a hash of the output bytes, to compare
