@@ -52,6 +52,11 @@ class Connection {
   virtual void recv(const Tag& tag, void* buf, size_t capacity, Completion done) = 0;
   // Fails every pending and future operation with status (abort, peer death).
   virtual void close(const Status& status) = 0;
+  // Runs done once everything queued for the peer so far (including protocol replies such as
+  // rendezvous acknowledgements) was handed to the kernel, or the connection failed. Destroying a
+  // communicator waits for this, so a rank that exits right after its last operation does not
+  // leave a peer waiting for a reply that was never written.
+  virtual void flush(std::function<void()> done) = 0;
   virtual const char* transport_name() const = 0;
   virtual TransportCounters counters() const = 0;
 };

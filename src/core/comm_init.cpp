@@ -265,6 +265,31 @@ dcComm* split_comm(dcComm* parent, int color, int key, const dcConfig_t* config)
   return child.release();
 }
 
+// Waits (bounded) until every connection of comm handed its queued frames to the kernel.
+void flush_connections(dcComm* comm) {
+  struct Pending {
+    std::mutex mutex;
+    std::condition_variable cv;
+    int left = 0;
+  };
+  auto pending = std::make_shared<Pending>();
+  pending->left = comm->nranks;
+  auto links = comm->links;
+  std::vector<int> index = comm->link_index;
+  Engine::instance().post([links, index, pending] {
+    for (int i : index) {
+      links->peers[i]->flush([pending] {
+        std::lock_guard<std::mutex> lock(pending->mutex);
+        if (--pending->left == 0) pending->cv.notify_all();
+      });
+    }
+  });
+  std::unique_lock<std::mutex> lock(pending->mutex);
+  if (!pending->cv.wait_for(lock, std::chrono::milliseconds(comm->config.connect_timeout_ms),
+                            [&] { return pending->left == 0; }))
+    DC_WARN("comm destroy: connections did not drain their writes within the deadline");
+}
+
 void destroy_comm(dcComm* comm) {
   unregister_comm(comm);
   {
@@ -277,6 +302,7 @@ void destroy_comm(dcComm* comm) {
       return;
     }
   }
+  flush_connections(comm);
   delete comm;
 }
 

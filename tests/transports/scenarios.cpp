@@ -76,6 +76,38 @@ std::string reverse_tags(RankContext& ctx) {
   return "";
 }
 
+std::string sent_then_closed(RankContext& ctx) {
+  constexpr size_t kSize = 5000;
+  const Tag tag{5, 1, 0};
+  const Tag closed{5, 2, 0};
+  if (ctx.rank == 0) {
+    char* out = ctx.buffer(kSize);
+    fill_pattern(out, kSize, seed_of(0, 5, 1));
+    OpResult r = ctx.send(tag, out, kSize).wait();
+    SCENARIO_CHECK(ctx, r.status.ok(), describe(r));
+    PendingOp flushed;
+    auto conn = ctx.conn;
+    ctx.io->call([conn, done = flushed.completion()]() mutable {
+      conn->flush([conn, done] {
+        conn->close(Status::failure(dcRemoteError, "closed by the test"));
+        done(Status::success(), 0);
+      });
+    });
+    OpResult f = flushed.wait();
+    SCENARIO_CHECK(ctx, f.status.ok(), describe(f));
+    return "";
+  }
+  // Wait until the peer's close has arrived: a receive for a tag nobody sends fails then.
+  char dummy = 0;
+  OpResult c = ctx.recv(closed, &dummy, 1).wait();
+  SCENARIO_CHECK(ctx, c.status.code == dcRemoteError, "expected the close to fail this receive: " + describe(c));
+  char* in = ctx.buffer(kSize);
+  OpResult r = ctx.recv(tag, in, kSize).wait();
+  SCENARIO_CHECK(ctx, r.status.ok() && r.bytes == kSize, "message sent before the close: " + describe(r));
+  SCENARIO_CHECK(ctx, check_pattern(in, kSize, seed_of(0, 5, 1)).empty(), "payload differs");
+  return "";
+}
+
 std::string unexpected_messages(RankContext& ctx) {
   // 150 x 60000 B is more than the eager window: the later ones must fall back to rendezvous.
   constexpr size_t kCount = 150;

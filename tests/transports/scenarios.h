@@ -15,6 +15,9 @@ std::string reverse_tags(RankContext& ctx);
 std::string unexpected_messages(RankContext& ctx);
 // Receives shorter than their buffer, and messages longer than their buffer (dcInvalidUsage).
 std::string short_and_too_long(RankContext& ctx);
+// Rank 0 sends an eager message, flushes and closes its connection before rank 1 posts the receive;
+// rank 1 still receives it (a rank may send its last message and exit).
+std::string sent_then_closed(RankContext& ctx);
 // Rank 0 SIGKILLs rank 1 (a process) with transfers pending: they fail within a second.
 std::string peer_killed(RankContext& ctx);
 

@@ -131,7 +131,8 @@ std::string run_rank(int rank, pid_t peer_pid, uint64_t session, const Transport
   return result;
 }
 
-std::string run_threads(const TransportFactory& factory, const Scenario& scenario, uint64_t session) {
+std::string run_threads(const TransportFactory& factory, const Scenario& scenario, uint64_t session,
+                        bool with_barrier) {
   std::promise<std::string> address[2];
   std::shared_future<std::string> published[2] = {address[0].get_future().share(),
                                                   address[1].get_future().share()};
@@ -146,8 +147,8 @@ std::string run_threads(const TransportFactory& factory, const Scenario& scenari
     };
   };
   std::string result1;
-  std::thread rank1([&] { result1 = run_rank(1, 0, session, factory, scenario, exchange_for(1), true); });
-  std::string result0 = run_rank(0, 0, session, factory, scenario, exchange_for(0), true);
+  std::thread rank1([&] { result1 = run_rank(1, 0, session, factory, scenario, exchange_for(1), with_barrier); });
+  std::string result0 = run_rank(0, 0, session, factory, scenario, exchange_for(0), with_barrier);
   rank1.join();
   return result0 + (result0.empty() || result1.empty() ? "" : "\n") + result1;
 }
@@ -179,7 +180,7 @@ std::string run_processes(const TransportFactory& factory, const Scenario& scena
       return read_message(to_child[0]);
     };
     const std::string r = run_rank(1, getppid(), session, factory, scenario, exchange,
-                                   !options.child_gets_killed);
+                                   !options.child_gets_killed && !options.closes_connection);
     if (!r.empty()) std::fprintf(stderr, "child: %s\n", r.c_str());
     _exit(r.empty() ? 0 : 1);
   }
@@ -189,7 +190,7 @@ std::string run_processes(const TransportFactory& factory, const Scenario& scena
     write_message(to_child[1], own);
     return read_message(to_parent[0]);
   };
-  std::string result = run_rank(0, child, session, factory, scenario, exchange, !options.child_gets_killed);
+  std::string result = run_rank(0, child, session, factory, scenario, exchange, !options.child_gets_killed && !options.closes_connection);
   close(to_child[1]);
   close(to_parent[0]);
   const int status = wait_child(child);
@@ -274,7 +275,7 @@ const char* mode_name(RankMode mode) { return mode == RankMode::Threads ? "Threa
 std::string run_two_ranks(RankMode mode, const TransportFactory& factory, const Scenario& scenario,
                           RunOptions options) {
   const uint64_t session = random_session();
-  if (mode == RankMode::Threads) return run_threads(factory, scenario, session);
+  if (mode == RankMode::Threads) return run_threads(factory, scenario, session, !options.closes_connection);
   return run_processes(factory, scenario, session, options);
 }
 

@@ -82,6 +82,7 @@ const char* mode_name(RankMode mode);
 
 struct RunOptions {
   bool child_gets_killed = false;  // the scenario SIGKILLs rank 1 (processes only)
+  bool closes_connection = false;  // the scenario closes the connection: no final barrier
 };
 
 // Runs `scenario` on both ranks; returns "" or the failures of both.

@@ -1,5 +1,6 @@
 #include "transports/common/message_channel.h"
 
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
@@ -53,13 +54,15 @@ void MessageChannel::send(const Tag& tag, const void* buf, size_t len, Completio
 }
 
 void MessageChannel::recv(const Tag& tag, void* buf, size_t capacity, Completion done) {
-  if (closed_) return post_completion(std::move(done), close_status_, 0);
-  auto op = std::make_shared<RecvOp>(RecvOp{tag, buf, capacity, 0, 0, std::move(done)});
   auto it = unexpected_.find(tag);
   if (it == unexpected_.end()) {
-    posted_[tag].push_back(op);
+    if (closed_) return post_completion(std::move(done), close_status_, 0);
+    posted_[tag].push_back(std::make_shared<RecvOp>(RecvOp{tag, buf, capacity, 0, 0, std::move(done)}));
     return;
   }
+  // An eager message that fully arrived stays receivable after the peer closed: a rank may send
+  // its last message and exit before this rank posts the matching receive.
+  auto op = std::make_shared<RecvOp>(RecvOp{tag, buf, capacity, 0, 0, std::move(done)});
   Unexpected u = std::move(it->second.front());
   it->second.pop_front();
   if (it->second.empty()) unexpected_.erase(it);
@@ -94,8 +97,26 @@ void MessageChannel::close(const Status& status) {
   rendezvous_sends_.clear();
   for (auto& [id, op] : rendezvous_recvs_) finish_recv(op, status, 0);
   rendezvous_recvs_.clear();
-  unexpected_.clear();
+  // Announced rendezvous messages can no longer be fetched; arrived eager ones still can.
+  for (auto it = unexpected_.begin(); it != unexpected_.end();) {
+    auto& queue = it->second;
+    queue.erase(std::remove_if(queue.begin(), queue.end(),
+                               [](const Unexpected& u) { return u.header.type != FrameType::Eager; }),
+                queue.end());
+    it = queue.empty() ? unexpected_.erase(it) : std::next(it);
+  }
   on_closed();
+  notify_flushed();
+}
+
+void MessageChannel::flush(std::function<void()> done) {
+  flush_waiters_.push_back(std::move(done));
+  notify_flushed();
+}
+
+void MessageChannel::notify_flushed() {
+  if (!closed_ && (!writing_.empty() || !write_queue_.empty())) return;
+  for (auto& waiter : std::exchange(flush_waiters_, {})) boost::asio::post(io_, std::move(waiter));
 }
 
 void MessageChannel::read_header() {
@@ -289,6 +310,7 @@ void MessageChannel::flush_writes() {
                                if (o.written) o.written(Status::success());
                              }
                              flush_writes();
+                             notify_flushed();
                            });
 }
 

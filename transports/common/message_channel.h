@@ -35,6 +35,7 @@ class MessageChannel : public std::enable_shared_from_this<MessageChannel> {
   void send(const Tag& tag, const void* buf, size_t len, Completion done);
   void recv(const Tag& tag, void* buf, size_t capacity, Completion done);
   void close(const Status& status);
+  void flush(std::function<void()> done);
   const char* transport_name() const { return transport_name_; }
   TransportCounters counters() const { return {bytes_sent_.load(), bytes_received_.load()}; }
   boost::asio::io_context& io() { return io_; }
@@ -102,6 +103,7 @@ class MessageChannel : public std::enable_shared_from_this<MessageChannel> {
   void match_rts(const RecvPtr& op, const FrameHeader& rts);
   RecvPtr pop_posted(const Tag& tag);
   void flush_writes();
+  void notify_flushed();
   void fail_from_error(const boost::system::error_code& ec, const char* what);
   void protocol_error(const char* what);
   void post_completion(Completion done, const Status& status, size_t bytes);
@@ -125,6 +127,7 @@ class MessageChannel : public std::enable_shared_from_this<MessageChannel> {
 
   std::deque<Outgoing> write_queue_;
   std::vector<Outgoing> writing_;  // the batch of the one async_write in flight
+  std::vector<std::function<void()>> flush_waiters_;  // run when both queues are empty
 
   std::atomic<uint64_t> bytes_sent_{0};
   std::atomic<uint64_t> bytes_received_{0};
@@ -143,6 +146,7 @@ class OwnedConnection : public Connection {
     channel_->recv(tag, buf, capacity, std::move(done));
   }
   void close(const Status& status) override { channel_->close(status); }
+  void flush(std::function<void()> done) override { channel_->flush(std::move(done)); }
   const char* transport_name() const override { return channel_->transport_name(); }
   TransportCounters counters() const override { return channel_->counters(); }
   MessageChannel& channel() { return *channel_; }

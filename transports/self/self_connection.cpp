@@ -50,6 +50,7 @@ class SelfConnection : public Connection {
     recvs_.clear();
   }
 
+  void flush(std::function<void()> done) override { boost::asio::post(io_, std::move(done)); }
   const char* transport_name() const override { return "self"; }
   TransportCounters counters() const override { return counters_; }
 
