@@ -1,0 +1,10 @@
+/* Uses the installed NCCL ABI and checks the version it reports. */
+#include <deepcomm/nccl.h>
+#include <stdio.h>
+
+int main(void) {
+  int v = 0;
+  ncclGetVersion(&v);
+  printf("nccl %d\n", v);
+  return v == 22809 ? 0 : 1;
+}
