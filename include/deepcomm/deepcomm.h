@@ -122,6 +122,27 @@ dcResult_t dcCommInitFromEnv(dcComm_t* comm, const dcConfig_t* config);
 dcResult_t dcCommSplit(dcComm_t comm, int color, int key, dcComm_t* newcomm, const dcConfig_t* config);
 dcResult_t dcCommFinalize(dcComm_t comm);
 dcResult_t dcCommDestroy(dcComm_t comm);
+
+/* Fault tolerance. A rank that dies, a peer that stops calling (DEEPCOMM_TIMEOUT), mismatched
+ * calls, an abort or a revoke fail the communicator on every rank: pending calls return an error
+ * (dcRemoteError, dcSystemError or dcInvalidUsage with a message) instead of hanging, and later
+ * calls fail at once. dcCommGetAsyncError reports it. */
+/* Fails every pending operation of comm (also one blocked in another thread, within a second),
+ * tells the other ranks, and frees comm. */
+dcResult_t dcCommAbort(dcComm_t comm);
+/* Marks comm revoked on every rank: pending and later operations fail with dcInvalidUsage; split,
+ * shrink and destroy still work. */
+dcResult_t dcCommRevoke(dcComm_t comm);
+/* Ranks of comm this rank saw die (connection lost without an orderly destroy), for choosing what
+ * to exclude in dcCommShrink. *count = how many (at most capacity are written). */
+dcResult_t dcCommFailedRanks(dcComm_t comm, int* ranks, int capacity, int* count);
+/* A communicator of the ranks of comm not in excludeRanks (e.g. the survivors of a failure),
+ * without a rendezvous: it reuses comm's connections. Every remaining rank calls it with the same
+ * list. DC_SHRINK_ABORT first fails comm's pending operations. */
+#define DC_SHRINK_DEFAULT 0
+#define DC_SHRINK_ABORT 1
+dcResult_t dcCommShrink(dcComm_t comm, const int* excludeRanks, int excludeCount, dcComm_t* newcomm,
+                        const dcConfig_t* config, int flags);
 dcResult_t dcCommCount(dcComm_t comm, int* count);
 dcResult_t dcCommRank(dcComm_t comm, int* rank);
 dcResult_t dcCommGetAsyncError(dcComm_t comm, dcResult_t* asyncError);

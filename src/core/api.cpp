@@ -1,5 +1,6 @@
 // The native C API (deepcomm.h). Every function converts internal failures into a dcResult_t and a
 // per-thread message; no exception crosses this boundary.
+#include <algorithm>
 #include <cstring>
 #include <new>
 #include <thread>
@@ -10,6 +11,7 @@
 #include "src/core/engine_call.h"
 #include "src/core/issue.h"
 #include "src/core/shareable_memory.h"
+#include "src/exec/comm_failure.h"
 #include "src/kernels/reduce.h"
 
 #define DC_EXPORT extern "C" __attribute__((visibility("default")))
@@ -154,6 +156,41 @@ DC_EXPORT dcResult_t dcCommFinalize(dcComm_t comm) {
 
 DC_EXPORT dcResult_t dcCommDestroy(dcComm_t comm) {
   return guarded([&] { dc::destroy_comm(dc::checked_comm(comm)); });
+}
+
+DC_EXPORT dcResult_t dcCommAbort(dcComm_t comm) {
+  return guarded([&] { dc::abort_comm(dc::checked_comm(comm)); });
+}
+
+DC_EXPORT dcResult_t dcCommRevoke(dcComm_t comm) {
+  return guarded([&] {
+    dc::fail_comm_from_caller(dc::checked_comm(comm),
+                              dc::Status::failure(dcInvalidUsage, "DeepComm: the communicator was revoked"));
+  });
+}
+
+DC_EXPORT dcResult_t dcCommFailedRanks(dcComm_t comm, int* ranks, int capacity, int* count) {
+  return guarded([&] {
+    require(count, "count pointer");
+    if (capacity < 0 || (capacity > 0 && !ranks)) dc::fail(dcInvalidArgument, "DeepComm: bad rank array");
+    dc::checked_comm(comm);
+    std::vector<int> gone = dc::call_on_engine([comm] { return dc::gone_peers(comm); },
+                                               comm->config.connect_timeout_ms, "reading failed ranks");
+    *count = static_cast<int>(gone.size());
+    for (int i = 0; i < std::min(capacity, *count); ++i) ranks[i] = gone[i];
+  });
+}
+
+DC_EXPORT dcResult_t dcCommShrink(dcComm_t comm, const int* exclude, int exclude_count, dcComm_t* newcomm,
+                                  const dcConfig_t* config, int flags) {
+  return guarded([&] {
+    require(newcomm, "new communicator pointer");
+    *newcomm = nullptr;
+    if (exclude_count < 0 || (exclude_count > 0 && !exclude))
+      dc::fail(dcInvalidArgument, "DeepComm: bad exclude list");
+    std::vector<int> excluded(exclude, exclude + exclude_count);
+    *newcomm = dc::shrink_comm(dc::checked_comm(comm), excluded, config, flags);
+  });
 }
 
 DC_EXPORT dcResult_t dcCommCount(dcComm_t comm, int* count) {

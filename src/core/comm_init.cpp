@@ -12,6 +12,7 @@
 #include "src/core/communicator.h"
 #include "src/core/engine_call.h"
 #include "src/core/log.h"
+#include "src/exec/comm_failure.h"
 #include "src/exec/engine.h"
 #include "src/exec/operation.h"
 #include "transports/self/self_connection.h"
@@ -140,6 +141,27 @@ void connect_peers(dcComm* comm, const std::vector<RankCard>& cards) {
   if (!pending->status.ok()) throw Error(pending->status.code, pending->status.message);
 }
 
+// Makes a connected communicator usable: its control channel listens, and the API accepts it.
+void activate(dcComm* comm) {
+  call_on_engine([comm] { start_control_channel(comm); }, comm->config.connect_timeout_ms,
+                 "starting the control channel");
+  register_comm(comm);
+}
+
+// Frees a communicator whose operations all ended.
+void release(dcComm* comm) {
+  call_on_engine([comm] { stop_control_channel(comm); }, comm->config.connect_timeout_ms,
+                 "stopping the control channel");
+  delete comm;
+}
+
+// Waits until the communicator's operations ended; false when they did not within timeout_ms.
+bool wait_idle(dcComm* comm, int timeout_ms) {
+  std::unique_lock<std::mutex> lock(comm->inflight_mutex);
+  return comm->inflight_cv.wait_for(lock, std::chrono::milliseconds(timeout_ms),
+                                    [comm] { return comm->inflight == 0; });
+}
+
 uint64_t random_nonce() {
   uint64_t v = 0;
   if (getrandom(&v, sizeof v, 0) != sizeof v) fail(dcSystemError, "DeepComm: getrandom failed");
@@ -209,7 +231,7 @@ dcComm* init_rank(int nranks, const dcUniqueId& id, int rank, const dcConfig_t* 
   comm->next_send_seq.assign(nranks, 0);
   comm->next_recv_seq.assign(nranks, 0);
   DC_INFO("comm %016llx rank %d/%d ready", static_cast<unsigned long long>(comm->id), rank, nranks);
-  register_comm(comm.get());
+  activate(comm.get());
   return comm.release();
 }
 
@@ -261,11 +283,12 @@ dcComm* split_comm(dcComm* parent, int color, int key, const dcConfig_t* config)
   }
   child->next_send_seq.assign(child->nranks, 0);
   child->next_recv_seq.assign(child->nranks, 0);
-  register_comm(child.get());
+  activate(child.get());
   return child.release();
 }
 
-// Waits (bounded) until every connection of comm handed its queued frames to the kernel.
+// Tells the peers this rank leaves, then waits (bounded) until every connection of comm handed its
+// queued frames (that notice included) to the kernel.
 void flush_connections(dcComm* comm) {
   struct Pending {
     std::mutex mutex;
@@ -276,7 +299,8 @@ void flush_connections(dcComm* comm) {
   pending->left = comm->nranks;
   auto links = comm->links;
   std::vector<int> index = comm->link_index;
-  Engine::instance().post([links, index, pending] {
+  Engine::instance().post([comm, links, index, pending] {
+    announce_leave(comm);
     for (int i : index) {
       links->peers[i]->flush([pending] {
         std::lock_guard<std::mutex> lock(pending->mutex);
@@ -290,20 +314,67 @@ void flush_connections(dcComm* comm) {
     DC_WARN("comm destroy: connections did not drain their writes within the deadline");
 }
 
+dcComm* shrink_comm(dcComm* parent, std::vector<int> excluded, const dcConfig_t* config, int flags) {
+  std::sort(excluded.begin(), excluded.end());
+  for (size_t i = 0; i < excluded.size(); ++i) {
+    if (excluded[i] < 0 || excluded[i] >= parent->nranks)
+      fail(dcInvalidArgument, "DeepComm: excluded rank " + std::to_string(excluded[i]) + " is out of range");
+    if (i && excluded[i] == excluded[i - 1])
+      fail(dcInvalidArgument, "DeepComm: rank " + std::to_string(excluded[i]) + " is excluded twice");
+    if (excluded[i] == parent->rank)
+      fail(dcInvalidUsage, "DeepComm: this rank is in the exclude list of its own shrink");
+  }
+  if (flags & DC_SHRINK_ABORT) {
+    fail_comm_from_caller(parent, Status::failure(dcSystemError, "DeepComm: operations aborted by shrink"));
+    wait_idle(parent, 1000);
+  }
+  // Every remaining rank derives the same id from the parent's id, the shrink count and the list.
+  uint64_t id = mix(mix(parent->id, 0x5348524b00000000ull + parent->next_shrink_seq++), excluded.size());
+  for (int r : excluded) id = mix(id, static_cast<uint64_t>(r));
+
+  auto child = std::make_unique<dcComm>();
+  child->config = parent->config;
+  child->id = id;
+  child->links = parent->links;
+  child->name = parent->name;
+  if (config && config->size >= offsetof(dcConfig_t, commName) + sizeof(char*) && config->commName)
+    child->name = config->commName;
+  for (int r = 0; r < parent->nranks; ++r) {
+    if (std::binary_search(excluded.begin(), excluded.end(), r)) continue;
+    if (r == parent->rank) child->rank = static_cast<int>(child->link_index.size());
+    child->link_index.push_back(parent->link_index[r]);
+  }
+  child->nranks = static_cast<int>(child->link_index.size());
+  child->next_send_seq.assign(child->nranks, 0);
+  child->next_recv_seq.assign(child->nranks, 0);
+  activate(child.get());
+  return child.release();
+}
+
 void destroy_comm(dcComm* comm) {
   unregister_comm(comm);
-  {
-    std::unique_lock<std::mutex> lock(comm->inflight_mutex);
-    if (!comm->inflight_cv.wait_for(lock, std::chrono::milliseconds(comm->config.timeout_ms),
-                                    [comm] { return comm->inflight == 0; })) {
-      // Operations still reference it: leak rather than free memory the engine may touch.
-      DC_WARN("comm destroy: %d operations still pending after the deadline; leaking the communicator",
-              comm->inflight);
-      return;
-    }
+  if (!wait_idle(comm, comm->config.timeout_ms)) {
+    // Operations still reference it: leak rather than free memory the engine may touch.
+    DC_WARN("comm destroy: operations still pending after the deadline; leaking the communicator");
+    return;
   }
   flush_connections(comm);
-  delete comm;
+  release(comm);
+}
+
+void fail_comm_from_caller(dcComm* comm, const Status& status) {
+  call_on_engine([comm, status] { fail_comm(comm, status, true); }, comm->config.connect_timeout_ms,
+                 "failing the communicator");
+}
+
+void abort_comm(dcComm* comm) {
+  unregister_comm(comm);
+  fail_comm_from_caller(comm, Status::failure(dcSystemError, "DeepComm: the communicator was aborted"));
+  if (!wait_idle(comm, 1000)) {
+    DC_WARN("comm abort: operations did not end; leaking the communicator");
+    return;
+  }
+  release(comm);
 }
 
 }  // namespace dc

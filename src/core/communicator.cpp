@@ -13,6 +13,11 @@ void dcComm::set_error(dcResult_t code, const std::string& message) {
   }
 }
 
+dc::Status dcComm::error() {
+  std::lock_guard<std::mutex> lock(error_mutex);
+  return dc::Status{static_cast<dcResult_t>(async_error.load()), error_message};
+}
+
 namespace dc {
 
 PeerLinks::~PeerLinks() = default;

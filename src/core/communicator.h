@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,7 @@
 namespace dc {
 
 class Operation;
+struct ControlChannel;
 
 // Transports of one rank and its connections to every peer (index = rank in the communicator that
 // created them). Destroyed on the engine thread.
@@ -60,12 +62,17 @@ struct dcComm {
   // Caller side (the one thread issuing operations).
   uint64_t next_collective_seq = 0;
   uint64_t next_split_seq = 0;
+  uint64_t next_shrink_seq = 0;
   std::vector<uint32_t> next_send_seq, next_recv_seq;
   std::vector<dc::PreMulSumOp> premul_ops;
+  std::map<std::string, std::shared_ptr<const dc::PreparedPlan>> plan_cache;
 
   // Engine side.
   std::deque<std::shared_ptr<dc::Operation>> collective_queue;  // front is running
-  std::map<std::string, std::shared_ptr<const dc::PreparedPlan>> plan_cache;
+  std::set<std::shared_ptr<dc::Operation>> active_ops;           // queued or running
+  bool failed = false;  // set once by fail_comm; every later operation fails at once
+  dc::Status failure;
+  std::shared_ptr<dc::ControlChannel> control;
   struct ScratchBuffer {
     std::unique_ptr<std::byte[]> data;
     size_t size = 0;
@@ -77,12 +84,14 @@ struct dcComm {
   std::condition_variable inflight_cv;
   int inflight = 0;
 
+  // Readable from any thread (dcCommGetAsyncError, checks before issuing).
   std::atomic<int> async_error{dcSuccess};
   std::mutex error_mutex;
   std::string error_message;
 
   dc::Connection* peer(int r) const { return links->peers[link_index[r]].get(); }
   void set_error(dcResult_t code, const std::string& message);
+  dc::Status error();
 };
 
 namespace dc {
@@ -97,8 +106,15 @@ dcComm* checked_comm(dcComm* comm);
 dcComm* init_rank(int nranks, const dcUniqueId& id, int rank, const dcConfig_t* config);
 // Creates the child of comm for (color, key); returns nullptr for DC_SPLIT_NOCOLOR.
 dcComm* split_comm(dcComm* comm, int color, int key, const dcConfig_t* config);
+// The communicator of comm's ranks not in `excluded`, on comm's connections (no rendezvous).
+dcComm* shrink_comm(dcComm* comm, std::vector<int> excluded, const dcConfig_t* config, int flags);
 // Waits for this rank's outstanding operations, then frees the communicator.
 void destroy_comm(dcComm* comm);
+// Fails every pending operation at once (the other ranks are told), then frees the communicator.
+// Safe from another thread than the one blocked in a call on comm.
+void abort_comm(dcComm* comm);
+// Marks comm failed with status from a caller thread (timeouts, revoke); the other ranks are told.
+void fail_comm_from_caller(dcComm* comm, const Status& status);
 
 std::shared_ptr<const PreparedPlan> prepared_plan(dcComm* comm, const PlanRequest& request);
 

@@ -86,6 +86,10 @@ std::shared_ptr<const PreparedPlan> plan_for(dcComm* comm, const OpArgs& args) {
 
 PendingOp prepare(dcComm* comm, const OpArgs& args) {
   validate(comm, args);
+  if (comm->async_error.load() != dcSuccess) {
+    Status failure = comm->error();
+    throw Error(failure.code, failure.message);
+  }
   PendingOp p{comm, args, plan_for(comm, args), 0};
   if (args.collective == dcCollSend) p.seq = comm->next_send_seq[args.root]++;
   else if (args.collective == dcCollRecv) p.seq = comm->next_recv_seq[args.root]++;
@@ -96,10 +100,12 @@ PendingOp prepare(dcComm* comm, const OpArgs& args) {
 void wait_batch(const std::shared_ptr<OpBatch>& batch, int timeout_ms, const std::vector<dcComm*>& comms) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   if (!batch->wait_until(deadline)) {
-    std::string msg = "DeepComm: operation did not complete within DEEPCOMM_TIMEOUT (" +
-                      std::to_string(timeout_ms / 1000) + " s); a peer may have stalled";
-    for (dcComm* c : comms) c->set_error(dcSystemError, msg);
-    fail(dcSystemError, msg);
+    // Fail the communicators (and tell the other ranks): the operations end now, with this error.
+    const Status timeout = Status::failure(
+        dcSystemError, "DeepComm: an operation made no progress within DEEPCOMM_TIMEOUT (" +
+                           std::to_string(timeout_ms / 1000) + " s); a peer stalled or stopped calling");
+    for (dcComm* c : comms) fail_comm_from_caller(c, timeout);
+    batch->wait_until(std::chrono::steady_clock::now() + std::chrono::seconds(5));
   }
   Status st = batch->status();
   if (!st.ok()) throw Error(st.code, st.message);

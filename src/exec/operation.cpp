@@ -1,8 +1,10 @@
 #include "src/exec/operation.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "src/core/log.h"
+#include "src/exec/comm_failure.h"
 #include "src/exec/engine.h"
 #include "src/kernels/reduce.h"
 
@@ -62,7 +64,15 @@ std::byte* Operation::address(const BufRef& ref) const {
   return base + ref.offset * elem_size_;
 }
 
+void Operation::fail(const Status& status) {
+  if (!completed_) complete(status);
+}
+
 void Operation::start() {
+  if (comm_->failed) {
+    complete(comm_->failure);
+    return;
+  }
   const Plan& plan = prepared_->plan;
   input_ = static_cast<std::byte*>(const_cast<void*>(args_.sendbuf));
   output_ = static_cast<std::byte*>(args_.recvbuf);
@@ -163,20 +173,20 @@ void Operation::step_finished(uint32_t index, const Status& status) {
 
 void Operation::complete(const Status& status) {
   completed_ = true;
-  if (!status.ok()) {
-    comm_->set_error(status.code, status.message);
-    DC_WARN("%s", status.message.c_str());
-  }
   dcComm* comm = comm_;
   auto self = shared_from_this();
+  comm->active_ops.erase(self);
   if (is_collective()) {
-    // Start the next collective of this communicator.
-    comm->collective_queue.pop_front();
-    if (!comm->collective_queue.empty()) {
-      auto next = comm->collective_queue.front();
+    auto& queue = comm->collective_queue;
+    const bool was_running = !queue.empty() && queue.front() == self;
+    queue.erase(std::remove(queue.begin(), queue.end(), self), queue.end());
+    if (was_running && !queue.empty()) {
+      auto next = queue.front();  // the next collective of this communicator
       Engine::instance().post([next] { next->start(); });
     }
   }
+  // A failed step fails the whole communicator: the other ranks must not wait for this one.
+  if (!status.ok()) fail_comm(comm, status, true);
   batch_->finish(status);
   std::lock_guard<std::mutex> lock(comm->inflight_mutex);
   if (--comm->inflight == 0) comm->inflight_cv.notify_all();
@@ -184,6 +194,7 @@ void Operation::complete(const Status& status) {
 
 void submit(std::shared_ptr<Operation> op) {
   Engine::instance().post([op] {
+    op->comm()->active_ops.insert(op);
     if (!op->is_collective()) {
       op->start();
       return;

@@ -55,6 +55,8 @@ class Operation : public std::enable_shared_from_this<Operation> {
   dcComm* comm() const { return comm_; }
   // Engine thread only.
   void start();
+  // Ends the operation with status unless it already ended (communicator failure).
+  void fail(const Status& status);
 
  private:
   void drain();

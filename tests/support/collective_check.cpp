@@ -381,7 +381,8 @@ std::string run_case(dcComm_t comm, const Case& c, uint64_t* digest, size_t* wro
 }
 
 std::string run_as_processes(int n, const std::vector<std::pair<std::string, std::string>>& env,
-                             const std::function<int(int, int, const dcUniqueId&)>& body, int timeout_s) {
+                             const std::function<int(int, int, const dcUniqueId&)>& body, int timeout_s,
+                             const std::vector<int>& killed_ranks) {
   dcUniqueId id;
   if (dcGetUniqueId(&id) != dcSuccess) return std::string("dcGetUniqueId: ") + dcGetLastError();
   std::vector<pid_t> pids;
@@ -411,10 +412,15 @@ std::string run_as_processes(int n, const std::vector<std::pair<std::string, std
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
-    if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
+    const bool should_die = std::find(killed_ranks.begin(), killed_ranks.end(), r) != killed_ranks.end();
+    if (should_die) {
+      if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL)
+        errors += "rank " + std::to_string(r) + " was to be killed but ended with status " + std::to_string(status) + "; ";
+    } else if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
       errors += "rank " + std::to_string(r) + " exited " + std::to_string(WEXITSTATUS(status)) + "; ";
-    else if (WIFSIGNALED(status))
+    } else if (WIFSIGNALED(status)) {
       errors += "rank " + std::to_string(r) + " killed by signal " + std::to_string(WTERMSIG(status)) + "; ";
+    }
   }
   return errors;
 }

@@ -1,0 +1,30 @@
+// Failure of a communicator, so that no rank hangs silently. The first failure (a peer's death seen
+// as its connection closing, a mismatch, a timeout, an abort or revoke) marks the communicator
+// failed: its queued and running operations end with that error, later ones fail at once, and the
+// other ranks are told why through the communicator's control channel. Each rank keeps a receive
+// posted from every peer on that channel, which doubles as death detection: it fails the moment
+// the peer's connection closes, whatever the rank is doing. Engine thread only.
+#pragma once
+
+#include <vector>
+
+#include "src/core/communicator.h"
+#include "src/core/error.h"
+
+namespace dc {
+
+void fail_comm(dcComm* comm, const Status& status, bool notify_peers);
+
+// Posts the control receives of a new communicator.
+void start_control_channel(dcComm* comm);
+// Ranks of comm seen gone (connection closed without an orderly leave), in the order seen.
+std::vector<int> gone_peers(dcComm* comm);
+
+// Tells the other ranks this one destroys its communicator in order, so that its connections
+// closing afterwards is not taken for a death. Sent before the final flush.
+void announce_leave(dcComm* comm);
+// Detaches them before the communicator is freed (their receives stay posted until the
+// connections close, and then find no communicator).
+void stop_control_channel(dcComm* comm);
+
+}  // namespace dc

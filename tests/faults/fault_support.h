@@ -1,0 +1,22 @@
+// Helpers of the fault tests: timing a call, and the shared-memory names a run leaves behind.
+#pragma once
+
+#include <chrono>
+#include <set>
+#include <string>
+
+#include "deepcomm/deepcomm.h"
+
+namespace dctest {
+
+inline double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Names in /dev/shm that look like DeepComm's.
+std::set<std::string> deepcomm_shm_names();
+
+// One collective of the given kind on small buffers (a group send/recv ring for dcCollSend).
+dcResult_t run_one(dcComm_t comm, dcCollective_t kind, int rank, int n);
+
+}  // namespace dctest
