@@ -101,11 +101,38 @@ DEEPCOMM_NCCL_API(ncclResult_t, ncclCommDestroy, ncclComm_t comm) {
   return guarded([&] { return comm == nullptr ? ncclSuccess : to_nccl(dcCommDestroy(to_dc(comm))); });
 }
 
-// For now abort has destroy semantics: it frees the communicator after its operations ended,
-// without interrupting operations still in flight. Interrupting them (waking waiters, failing
-// peers' operations) comes with fault handling.
+// Fails every pending operation (a call blocked in another thread returns within a second), tells
+// the other ranks, and frees the communicator. Aborting NULL succeeds, as in NCCL.
 DEEPCOMM_NCCL_API(ncclResult_t, ncclCommAbort, ncclComm_t comm) {
-  return guarded([&] { return comm == nullptr ? ncclSuccess : to_nccl(dcCommDestroy(to_dc(comm))); });
+  return guarded([&] { return comm == nullptr ? ncclSuccess : to_nccl(dcCommAbort(to_dc(comm))); });
+}
+
+// Pending and later operations fail on every rank; shrink, split and destroy still work.
+DEEPCOMM_NCCL_API(ncclResult_t, ncclCommRevoke, ncclComm_t comm, int revokeFlags) {
+  return guarded([&] {
+    if (revokeFlags != NCCL_REVOKE_DEFAULT)
+      dc::fail(dcInvalidArgument, "DeepComm: ncclCommRevoke: revokeFlags must be NCCL_REVOKE_DEFAULT");
+    return to_nccl(dcCommRevoke(to_dc(comm)));
+  });
+}
+
+// The ranks of comm not excluded, on comm's connections: works after a rank died, with no root.
+DEEPCOMM_NCCL_API(ncclResult_t, ncclCommShrink, ncclComm_t comm, int* excludeRanksList,
+                  int excludeRanksCount, ncclComm_t* newcomm, ncclConfig_t* config, int shrinkFlags) {
+  return guarded([&] {
+    require_output(newcomm, "ncclCommShrink", "newcomm");
+    if (shrinkFlags != NCCL_SHRINK_DEFAULT && shrinkFlags != NCCL_SHRINK_ABORT)
+      dc::fail(dcInvalidArgument, "DeepComm: ncclCommShrink: unknown shrinkFlags " + std::to_string(shrinkFlags));
+    dcConfig_t native_config;
+    if (config != nullptr) native_config = dc::nccl::comm_config_from_nccl(*config);
+    dcComm_t native = nullptr;
+    const dcResult_t result =
+        dcCommShrink(to_dc(comm), excludeRanksList, excludeRanksCount, &native,
+                     config != nullptr ? &native_config : nullptr,
+                     shrinkFlags == NCCL_SHRINK_ABORT ? DC_SHRINK_ABORT : DC_SHRINK_DEFAULT);
+    if (result == dcSuccess) *newcomm = to_nccl(native);
+    return to_nccl(result);
+  });
 }
 
 DEEPCOMM_NCCL_API(ncclResult_t, ncclCommCount, const ncclComm_t comm, int* count) {

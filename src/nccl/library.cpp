@@ -1,6 +1,8 @@
 // Process-wide NCCL entry points: version, unique id, error strings, memory.
 #include "src/nccl/api.h"
 
+#include "src/core/log.h"
+
 using dc::nccl::guarded;
 using dc::nccl::require_output;
 using dc::nccl::to_nccl;
@@ -41,3 +43,6 @@ DEEPCOMM_NCCL_API(ncclResult_t, ncclMemAlloc, void** ptr, size_t size) {
 DEEPCOMM_NCCL_API(ncclResult_t, ncclMemFree, void* ptr) {
   return guarded([&] { return to_nccl(dcMemFree(ptr)); });
 }
+
+// Re-reads NCCL_DEBUG / DEEPCOMM_DEBUG (the logging level) from the environment.
+DEEPCOMM_NCCL_API(void, ncclResetDebugInit) { dc::reset_log_level(); }

@@ -53,6 +53,7 @@ const std::set<std::string> kExportedApi = {
     "ncclBcast",           "ncclBroadcast",          "ncclCommAbort",
     "ncclCommCount",       "ncclCommCuDevice",       "ncclCommDestroy",
     "ncclCommFinalize",    "ncclCommGetAsyncError",  "ncclCommInitAll",
+    "ncclCommRevoke",      "ncclCommShrink",         "ncclResetDebugInit",
     "ncclCommInitRank",    "ncclCommInitRankConfig", "ncclCommSplit",
     "ncclCommUserRank",    "ncclGather",             "ncclGetErrorString",
     "ncclGetLastError",    "ncclGetUniqueId",        "ncclGetVersion",
