@@ -66,7 +66,8 @@ def merged(runs):
         for c, n, g, v in raw["results"]:
             results[(c, n, g)] = {cfg: [{int(s): row for s, row in r.items()} for r in rounds]
                                   for cfg, rounds in v.items()}
-        membw += raw["membw"]
+        if not membw:  # the bound uses the bandwidth measured beside the first (all-reduce) run
+            membw = list(raw["membw"])
         failures += raw["failures"]
         commands.append(raw["command"])
         for lib, rs in (raw["wait_cpu"] or {}).items():
