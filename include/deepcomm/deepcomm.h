@@ -88,7 +88,10 @@ typedef struct {
 /* Communicator options. Start from DC_CONFIG_INIT; fields may be added at the end (size tells). */
 typedef struct {
   size_t size;
-  int blocking;         /* 1: init and calls return when complete (the only mode so far) */
+  /* 1: init, split and calls return when complete. 0 (nonblocking): they start the work and
+   * return dcInProgress; dcCommGetAsyncError reports dcInProgress until it finished, then
+   * dcSuccess or the error. Buffers of a call may be reused once that happened. */
+  int blocking;
   const char* commName; /* shown in logs; may be NULL */
 } dcConfig_t;
 #define DC_CONFIG_INIT {sizeof(dcConfig_t), 1, NULL}

@@ -45,7 +45,8 @@ void require(T* p, const char* what) {
 
 dcResult_t run(dcCollective_t coll, const void* sendbuf, void* recvbuf, size_t count,
                dcDataType_t dt, dcRedOp_t op, int root, dcComm_t comm, dcRequest_t* request) {
-  return guarded([&] {
+  dcResult_t state = dcSuccess;
+  dcResult_t result = guarded([&] {
     dc::OpArgs a;
     a.collective = coll;
     a.sendbuf = sendbuf;
@@ -54,8 +55,15 @@ dcResult_t run(dcCollective_t coll, const void* sendbuf, void* recvbuf, size_t c
     a.datatype = dt;
     a.op = op;
     a.root = root;
-    dc::issue(comm, a, request);
+    state = dc::issue(comm, a, request);
   });
+  return result == dcSuccess ? state : result;
+}
+
+// A nonblocking communicator's set-up continues in the background: the call says dcInProgress and
+// dcCommGetAsyncError tells when it is done.
+dcResult_t in_progress_if_nonblocking(dcResult_t result, dcComm_t comm) {
+  return result == dcSuccess && comm && !comm->config.blocking ? dcInProgress : result;
 }
 
 }  // namespace
@@ -92,13 +100,15 @@ DC_EXPORT dcResult_t dcGetUniqueId(dcUniqueId* id) {
 
 DC_EXPORT dcResult_t dcCommInitRank(dcComm_t* comm, int nranks, const dcUniqueId* id, int rank,
                                     const dcConfig_t* config) {
-  return guarded([&] {
+  dcResult_t result = guarded([&] {
     require(comm, "communicator pointer");
     require(id, "unique id");
     *comm = nullptr;
     *comm = dc::init_rank(nranks, *id, rank, config);
   });
+  return in_progress_if_nonblocking(result, comm ? *comm : nullptr);
 }
+
 
 DC_EXPORT dcResult_t dcCommInitAll(dcComm_t* comms, int nranks) {
   return guarded([&] {
@@ -137,21 +147,28 @@ DC_EXPORT dcResult_t dcCommInitFromEnv(dcComm_t* comm, const dcConfig_t* config)
 
 DC_EXPORT dcResult_t dcCommSplit(dcComm_t comm, int color, int key, dcComm_t* newcomm,
                                  const dcConfig_t* config) {
-  return guarded([&] {
+  dcResult_t result = guarded([&] {
     require(newcomm, "new communicator pointer");
     *newcomm = nullptr;
     *newcomm = dc::split_comm(dc::checked_comm(comm), color, key, config);
   });
+  return in_progress_if_nonblocking(result, newcomm ? *newcomm : nullptr);
 }
 
 DC_EXPORT dcResult_t dcCommFinalize(dcComm_t comm) {
-  return guarded([&] {
+  bool in_progress = false;
+  dcResult_t result = guarded([&] {
     dc::checked_comm(comm);
     std::unique_lock<std::mutex> lock(comm->inflight_mutex);
+    if (!comm->config.blocking) {  // the operations finish in the background
+      in_progress = comm->inflight > 0 || comm->initializing;
+      return;
+    }
     if (!comm->inflight_cv.wait_for(lock, std::chrono::milliseconds(comm->config.timeout_ms),
                                     [comm] { return comm->inflight == 0; }))
       dc::fail(dcSystemError, "DeepComm: finalize timed out waiting for pending operations");
   });
+  return result == dcSuccess && in_progress ? dcInProgress : result;
 }
 
 DC_EXPORT dcResult_t dcCommDestroy(dcComm_t comm) {
@@ -210,8 +227,7 @@ DC_EXPORT dcResult_t dcCommRank(dcComm_t comm, int* rank) {
 DC_EXPORT dcResult_t dcCommGetAsyncError(dcComm_t comm, dcResult_t* error) {
   return guarded([&] {
     require(error, "error pointer");
-    dc::checked_comm(comm);
-    *error = static_cast<dcResult_t>(comm->async_error.load());
+    *error = dc::async_state(dc::checked_comm(comm));
   });
 }
 
@@ -312,7 +328,9 @@ DC_EXPORT dcResult_t dcGroupStart(void) {
   return guarded([] { dc::group_start(); });
 }
 DC_EXPORT dcResult_t dcGroupEnd(void) {
-  return guarded([] { dc::group_end(); });
+  dcResult_t state = dcSuccess;
+  dcResult_t result = guarded([&] { state = dc::group_end(); });
+  return result == dcSuccess ? state : result;
 }
 
 DC_EXPORT dcResult_t dcTest(dcRequest_t request, int* done) {

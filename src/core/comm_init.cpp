@@ -176,23 +176,11 @@ uint64_t mix(uint64_t a, uint64_t b) {
   return h;
 }
 
-}  // namespace
 
-dcComm* init_rank(int nranks, const dcUniqueId& id, int rank, const dcConfig_t* config) {
-  if (nranks < 1) fail(dcInvalidArgument, "DeepComm: nranks must be >= 1 (got " + std::to_string(nranks) + ")");
-  if (rank < 0 || rank >= nranks)
-    fail(dcInvalidArgument, "DeepComm: rank " + std::to_string(rank) + " is out of range [0, " +
-                                std::to_string(nranks) + ")");
-  validate_unique_id(id);
-  auto comm = std::make_unique<dcComm>();
-  comm->config = Config::from_environment();
-  comm->rank = rank;
-  comm->nranks = nranks;
-  comm->id = unique_id_session(id);
-  if (config && config->size >= offsetof(dcConfig_t, commName) + sizeof(char*) && config->commName)
-    comm->name = config->commName;
+// Bootstrap and connection set-up of a communicator whose fields were filled by init_rank.
+void connect_comm(dcComm* comm, const dcUniqueId& id) {
+  const int rank = comm->rank, nranks = comm->nranks;
   comm->links = make_links();
-
   TransportOptions options;
   options.io = &Engine::instance().io();
   options.rank = rank;
@@ -224,27 +212,76 @@ dcComm* init_rank(int nranks, const dcUniqueId& id, int rank, const dcConfig_t* 
   // With NCCL_COMM_ID or torchrun every id names the same address, so the id's session is not
   // unique per communicator: rank 0's random nonce is.
   comm->id = cards[0].nonce;
-  connect_peers(comm.get(), cards);
+  connect_peers(comm, cards);
 
   comm->link_index.resize(nranks);
   for (int r = 0; r < nranks; ++r) comm->link_index[r] = r;
   comm->next_send_seq.assign(nranks, 0);
   comm->next_recv_seq.assign(nranks, 0);
+  call_on_engine([comm] { start_control_channel(comm); }, comm->config.connect_timeout_ms,
+                 "starting the control channel");
   DC_INFO("comm %016llx rank %d/%d ready", static_cast<unsigned long long>(comm->id), rank, nranks);
-  activate(comm.get());
-  return comm.release();
 }
+
+}  // namespace
+
+dcComm* init_rank(int nranks, const dcUniqueId& id, int rank, const dcConfig_t* config) {
+  if (nranks < 1) fail(dcInvalidArgument, "DeepComm: nranks must be >= 1 (got " + std::to_string(nranks) + ")");
+  if (rank < 0 || rank >= nranks)
+    fail(dcInvalidArgument, "DeepComm: rank " + std::to_string(rank) + " is out of range [0, " +
+                                std::to_string(nranks) + ")");
+  validate_unique_id(id);
+  auto comm = std::make_unique<dcComm>();
+  comm->config = Config::from_environment();
+  comm->rank = rank;
+  comm->nranks = nranks;
+  comm->id = unique_id_session(id);
+  if (config && config->size >= offsetof(dcConfig_t, commName) + sizeof(char*) && config->commName)
+    comm->name = config->commName;
+  if (config && config->size >= offsetof(dcConfig_t, blocking) + sizeof(int))
+    comm->config.blocking = config->blocking != 0;
+  if (comm->config.blocking) {
+    connect_comm(comm.get(), id);
+    register_comm(comm.get());
+    return comm.release();
+  }
+  // Nonblocking: the handle is valid at once; dcCommGetAsyncError reports dcInProgress until the
+  // set-up finished on its own thread, then success or the set-up's error.
+  dcComm* shell = comm.release();
+  shell->initializing = true;
+  register_comm(shell);
+  shell->init_thread = std::thread([shell, id] {
+    try {
+      connect_comm(shell, id);
+    } catch (const Error& e) {
+      shell->set_error(e.code(), e.what());
+    } catch (const std::exception& e) {
+      shell->set_error(dcInternalError, std::string("DeepComm: internal error: ") + e.what());
+    }
+    shell->initializing = false;
+  });
+  return shell;
+}
+
 
 dcComm* split_comm(dcComm* parent, int color, int key, const dcConfig_t* config) {
   if (color < 0 && color != DC_SPLIT_NOCOLOR)
     fail(dcInvalidArgument, "DeepComm: split color must be >= 0 or DC_SPLIT_NOCOLOR");
-  // Everyone learns everyone's (color, key) through an all-gather on the parent.
-  int32_t mine[2] = {color, key};
-  std::vector<int32_t> all(2 * parent->nranks);
+  // Everyone learns everyone's (color, key) through an all-gather on the parent, issued now (in
+  // order with the parent's other operations); its buffers live as long as the exchange.
+  struct Exchange {
+    int32_t mine[2];
+    std::vector<int32_t> all;
+    std::shared_ptr<OpBatch> batch = std::make_shared<OpBatch>(1);
+  };
+  auto x = std::make_shared<Exchange>();
+  x->mine[0] = color;
+  x->mine[1] = key;
+  x->all.resize(2 * parent->nranks);
   OpArgs args;
   args.collective = dcCollAllGather;
-  args.sendbuf = mine;
-  args.recvbuf = all.data();
+  args.sendbuf = x->mine;
+  args.recvbuf = x->all.data();
   args.count = 2;
   args.datatype = dcInt32;
   PlanRequest request;
@@ -254,37 +291,67 @@ dcComm* split_comm(dcComm* parent, int color, int key, const dcConfig_t* config)
   request.count = 2;
   request.elem_size = 4;
   request.chunk_bytes = parent->config.chunk_bytes;
-  auto batch = std::make_shared<OpBatch>(1);
   submit(std::make_shared<Operation>(parent, args, prepared_plan(parent, request),
-                                     parent->next_collective_seq++, batch));
-  if (!batch->wait_until(std::chrono::steady_clock::now() + std::chrono::milliseconds(parent->config.timeout_ms)))
-    fail(dcSystemError, "DeepComm: split timed out exchanging colors");
-  Status st = batch->status();
-  if (!st.ok()) throw Error(st.code, st.message);
+                                     parent->next_collective_seq++, x->batch));
   const uint64_t split_seq = parent->next_split_seq++;
-  if (color == DC_SPLIT_NOCOLOR) return nullptr;
-
-  std::vector<std::pair<int32_t, int>> members;  // (key, parent rank)
-  for (int r = 0; r < parent->nranks; ++r)
-    if (all[2 * r] == color) members.emplace_back(all[2 * r + 1], r);
-  std::stable_sort(members.begin(), members.end());
+  const int timeout_ms = parent->config.timeout_ms;
+  auto wait_exchange = [x, timeout_ms] {
+    if (!x->batch->wait_until(std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms)))
+      fail(dcSystemError, "DeepComm: split timed out exchanging colors");
+    Status st = x->batch->status();
+    if (!st.ok()) throw Error(st.code, st.message);
+  };
+  if (color == DC_SPLIT_NOCOLOR) {
+    wait_exchange();
+    return nullptr;
+  }
 
   auto child = std::make_unique<dcComm>();
   child->config = parent->config;
-  child->nranks = static_cast<int>(members.size());
-  child->id = mix(mix(parent->id, split_seq), static_cast<uint64_t>(color));
+  if (config && config->size >= offsetof(dcConfig_t, blocking) + sizeof(int))
+    child->config.blocking = config->blocking != 0;
   child->links = parent->links;
   child->name = parent->name;
   if (config && config->size >= offsetof(dcConfig_t, commName) + sizeof(char*) && config->commName)
     child->name = config->commName;
-  for (int i = 0; i < child->nranks; ++i) {
-    child->link_index.push_back(parent->link_index[members[i].second]);
-    if (members[i].second == parent->rank) child->rank = i;
+  const int parent_rank = parent->rank;
+  const std::vector<int> parent_links = parent->link_index;
+  const uint64_t parent_id = parent->id;
+  // Completes the child once the exchange is done (on this thread, or on the child's set-up thread).
+  auto finish = [x, wait_exchange, color, parent_rank, parent_links, parent_id, split_seq](dcComm* c) {
+    wait_exchange();
+    std::vector<std::pair<int32_t, int>> members;  // (key, parent rank)
+    for (size_t r = 0; r < parent_links.size(); ++r)
+      if (x->all[2 * r] == color) members.emplace_back(x->all[2 * r + 1], static_cast<int>(r));
+    std::stable_sort(members.begin(), members.end());
+    c->nranks = static_cast<int>(members.size());
+    c->id = mix(mix(parent_id, split_seq), static_cast<uint64_t>(color));
+    for (int i = 0; i < c->nranks; ++i) {
+      c->link_index.push_back(parent_links[members[i].second]);
+      if (members[i].second == parent_rank) c->rank = i;
+    }
+    c->next_send_seq.assign(c->nranks, 0);
+    c->next_recv_seq.assign(c->nranks, 0);
+    call_on_engine([c] { start_control_channel(c); }, c->config.connect_timeout_ms,
+                   "starting the control channel");
+  };
+  if (child->config.blocking) {
+    finish(child.get());
+    register_comm(child.get());
+    return child.release();
   }
-  child->next_send_seq.assign(child->nranks, 0);
-  child->next_recv_seq.assign(child->nranks, 0);
-  activate(child.get());
-  return child.release();
+  dcComm* shell = child.release();
+  shell->initializing = true;
+  register_comm(shell);
+  shell->init_thread = std::thread([shell, finish] {
+    try {
+      finish(shell);
+    } catch (const Error& e) {
+      shell->set_error(e.code(), e.what());
+    }
+    shell->initializing = false;
+  });
+  return shell;
 }
 
 // Tells the peers this rank leaves, then waits (bounded) until every connection of comm handed its
@@ -353,12 +420,13 @@ dcComm* shrink_comm(dcComm* parent, std::vector<int> excluded, const dcConfig_t*
 
 void destroy_comm(dcComm* comm) {
   unregister_comm(comm);
+  if (comm->init_thread.joinable()) comm->init_thread.join();  // bounded by the set-up deadlines
   if (!wait_idle(comm, comm->config.timeout_ms)) {
     // Operations still reference it: leak rather than free memory the engine may touch.
     DC_WARN("comm destroy: operations still pending after the deadline; leaking the communicator");
     return;
   }
-  flush_connections(comm);
+  if (comm->control) flush_connections(comm);  // only a communicator whose set-up succeeded is connected
   release(comm);
 }
 
@@ -369,6 +437,7 @@ void fail_comm_from_caller(dcComm* comm, const Status& status) {
 
 void abort_comm(dcComm* comm) {
   unregister_comm(comm);
+  if (comm->init_thread.joinable()) comm->init_thread.join();
   fail_comm_from_caller(comm, Status::failure(dcSystemError, "DeepComm: the communicator was aborted"));
   if (!wait_idle(comm, 1000)) {
     DC_WARN("comm abort: operations did not end; leaking the communicator");

@@ -14,6 +14,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "deepcomm/deepcomm.h"
@@ -24,6 +25,7 @@
 namespace dc {
 
 class Operation;
+class OpBatch;
 struct ControlChannel;
 
 // Transports of one rank and its connections to every peer (index = rank in the communicator that
@@ -83,6 +85,13 @@ struct dcComm {
   std::mutex inflight_mutex;
   std::condition_variable inflight_cv;
   int inflight = 0;
+
+  // Nonblocking communicators: set-up running on init_thread, and the batches of calls that
+  // returned dcInProgress (dcCommGetAsyncError reports progress until they finished).
+  std::atomic<bool> initializing{false};
+  std::thread init_thread;
+  std::mutex pending_mutex;
+  std::vector<std::shared_ptr<dc::OpBatch>> pending;
 
   // Readable from any thread (dcCommGetAsyncError, checks before issuing).
   std::atomic<int> async_error{dcSuccess};

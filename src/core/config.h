@@ -19,6 +19,7 @@ struct Config {
   int timeout_ms = 300000;                 // DEEPCOMM_TIMEOUT (seconds in the environment)
   int connect_timeout_ms = 60000;          // DEEPCOMM_CONNECT_TIMEOUT (seconds)
   int bootstrap_timeout_ms = 120000;       // DEEPCOMM_BOOTSTRAP_TIMEOUT (ms, read by bootstrap)
+  bool blocking = true;                    // dcConfig_t.blocking (not from the environment)
 
   // Reads the environment; throws dc::Error(dcInvalidArgument) naming a variable with a bad value.
   static Config from_environment();

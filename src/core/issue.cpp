@@ -1,5 +1,6 @@
 #include "src/core/issue.h"
 
+#include <algorithm>
 #include <chrono>
 #include <limits>
 #include <vector>
@@ -86,6 +87,9 @@ std::shared_ptr<const PreparedPlan> plan_for(dcComm* comm, const OpArgs& args) {
 
 PendingOp prepare(dcComm* comm, const OpArgs& args) {
   validate(comm, args);
+  if (comm->initializing)
+    fail(dcInvalidUsage, "DeepComm: the communicator is still being set up; poll dcCommGetAsyncError "
+                         "(ncclCommGetAsyncError) until it stops returning in-progress");
   if (comm->async_error.load() != dcSuccess) {
     Status failure = comm->error();
     throw Error(failure.code, failure.message);
@@ -109,6 +113,12 @@ void wait_batch(const std::shared_ptr<OpBatch>& batch, int timeout_ms, const std
   }
   Status st = batch->status();
   if (!st.ok()) throw Error(st.code, st.message);
+}
+
+// A nonblocking communicator's call: remembered for dcCommGetAsyncError instead of waited for.
+void remember_pending(dcComm* comm, const std::shared_ptr<OpBatch>& batch) {
+  std::lock_guard<std::mutex> lock(comm->pending_mutex);
+  comm->pending.push_back(batch);
 }
 
 }  // namespace
@@ -146,7 +156,17 @@ void validate(dcComm* comm, const OpArgs& a) {
   if (out && !a.recvbuf) fail(dcInvalidArgument, "DeepComm: receive buffer is NULL with a nonzero count");
 }
 
-void issue(dcComm* comm, const OpArgs& args, dcRequest_t* request) {
+dcResult_t async_state(dcComm* comm) {
+  if (comm->initializing) return dcInProgress;
+  if (comm->async_error.load() != dcSuccess) return static_cast<dcResult_t>(comm->async_error.load());
+  std::lock_guard<std::mutex> lock(comm->pending_mutex);
+  auto& pending = comm->pending;
+  pending.erase(std::remove_if(pending.begin(), pending.end(), [](const auto& b) { return b->done(); }),
+                pending.end());
+  return pending.empty() ? dcSuccess : dcInProgress;
+}
+
+dcResult_t issue(dcComm* comm, const OpArgs& args, dcRequest_t* request) {
   if (request && t_group.depth > 0)
     fail(dcInvalidUsage, "DeepComm: a request cannot be taken inside a group; use dcGroupEnd");
   if (t_group.depth > 0) {
@@ -156,23 +176,28 @@ void issue(dcComm* comm, const OpArgs& args, dcRequest_t* request) {
       if (t_group.first_error.ok()) t_group.first_error = Status::failure(e.code(), e.what());
       throw;
     }
-    return;
+    return dcSuccess;
   }
   PendingOp p = prepare(comm, args);
   auto batch = std::make_shared<OpBatch>(1);
   submit(std::make_shared<Operation>(p.comm, p.args, p.plan, p.seq, batch));
   if (request) {
     *request = new dcRequest{batch, comm->config.timeout_ms};
-    return;
+    return dcSuccess;
+  }
+  if (!comm->config.blocking) {
+    remember_pending(comm, batch);
+    return dcInProgress;
   }
   wait_batch(batch, comm->config.timeout_ms, {comm});
+  return dcSuccess;
 }
 
 void group_start() { ++t_group.depth; }
 
-void group_end() {
+dcResult_t group_end() {
   if (t_group.depth == 0) fail(dcInvalidUsage, "DeepComm: group end without a matching group start");
-  if (--t_group.depth > 0) return;
+  if (--t_group.depth > 0) return dcSuccess;
   std::vector<PendingOp> ops = std::move(t_group.ops);
   Status first_error = t_group.first_error;
   t_group = GroupState{};
@@ -180,18 +205,25 @@ void group_end() {
   // ranks run theirs, and sequence numbers were taken. The refusal is reported after them.
   if (ops.empty()) {
     if (!first_error.ok()) throw Error(first_error.code, first_error.message);
-    return;
+    return dcSuccess;
   }
   auto batch = std::make_shared<OpBatch>(static_cast<int>(ops.size()));
   std::vector<dcComm*> comms;
   int timeout_ms = 0;
+  bool nonblocking = false;
   for (auto& p : ops) {
     submit(std::make_shared<Operation>(p.comm, p.args, p.plan, p.seq, batch));
     comms.push_back(p.comm);
     timeout_ms = std::max(timeout_ms, p.comm->config.timeout_ms);
+    nonblocking = nonblocking || !p.comm->config.blocking;
+  }
+  if (!first_error.ok()) throw Error(first_error.code, first_error.message);
+  if (nonblocking) {
+    for (dcComm* c : comms) remember_pending(c, batch);
+    return dcInProgress;
   }
   wait_batch(batch, timeout_ms, comms);
-  if (!first_error.ok()) throw Error(first_error.code, first_error.message);
+  return dcSuccess;
 }
 
 void wait_request(dcRequest* request) {

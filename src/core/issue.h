@@ -16,11 +16,17 @@ namespace dc {
 void validate(dcComm* comm, const OpArgs& args);
 
 // Validates, then runs the operation: complete on return, queued in the thread's group, or started
-// with *request filled in.
-void issue(dcComm* comm, const OpArgs& args, dcRequest_t* request);
+// with *request filled in. On a nonblocking communicator it starts the operation and returns
+// dcInProgress (dcCommGetAsyncError reports its progress).
+dcResult_t issue(dcComm* comm, const OpArgs& args, dcRequest_t* request);
 
 void group_start();
-void group_end();
+// dcInProgress when the group holds operations of a nonblocking communicator (they were started).
+dcResult_t group_end();
+
+// dcInProgress while a nonblocking communicator sets up or runs calls that returned dcInProgress,
+// then dcSuccess, or the communicator's error.
+dcResult_t async_state(dcComm* comm);
 
 // Waits for a request (bounded by its communicator's timeout) and frees it; throws its error.
 void wait_request(dcRequest* request);
