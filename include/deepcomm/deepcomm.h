@@ -182,6 +182,9 @@ dcResult_t dcRecv(void* recvbuf, size_t count, dcDataType_t datatype, int peer, 
 
 dcResult_t dcGroupStart(void);
 dcResult_t dcGroupEnd(void);
+/* Ends the outermost group without running it: *seconds = the cost model's estimate of its
+ * operations. Every rank must simulate the same group (it takes the operations' turns). */
+dcResult_t dcGroupSimulateEnd(double* seconds);
 
 /* *done = 1 when the operation completed; the request is then freed and the operation's result
  * returned. */

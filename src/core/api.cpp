@@ -333,6 +333,13 @@ DC_EXPORT dcResult_t dcGroupEnd(void) {
   return result == dcSuccess ? state : result;
 }
 
+DC_EXPORT dcResult_t dcGroupSimulateEnd(double* seconds) {
+  return guarded([&] {
+    require(seconds, "seconds pointer");
+    *seconds = dc::group_simulate_end();
+  });
+}
+
 DC_EXPORT dcResult_t dcTest(dcRequest_t request, int* done) {
   return guarded([&] {
     require(request, "request");

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <chrono>
 #include <limits>
+#include <map>
 #include <vector>
 
 #include "src/kernels/reduce.h"
+#include "src/plan/cost_model.h"
 
 namespace dc {
 
@@ -224,6 +226,20 @@ dcResult_t group_end() {
   }
   wait_batch(batch, timeout_ms, comms);
   return dcSuccess;
+}
+
+double group_simulate_end() {
+  if (t_group.depth != 1)
+    fail(dcInvalidUsage, "DeepComm: group simulation must end the outermost group (depth " +
+                             std::to_string(t_group.depth) + ")");
+  std::vector<PendingOp> ops = std::move(t_group.ops);
+  t_group = GroupState{};
+  std::map<dcComm*, double> per_comm;
+  for (const auto& p : ops)
+    per_comm[p.comm] += plan_time_seconds(p.plan->plan, datatype_size(p.args.datatype));
+  double longest = 0;
+  for (const auto& [comm, seconds] : per_comm) longest = std::max(longest, seconds);
+  return longest;
 }
 
 void wait_request(dcRequest* request) {

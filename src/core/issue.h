@@ -24,6 +24,11 @@ void group_start();
 // dcInProgress when the group holds operations of a nonblocking communicator (they were started).
 dcResult_t group_end();
 
+// Ends the outermost group without running it and returns the estimated seconds of its operations
+// (cost model; collectives of one communicator add up, communicators run side by side). Every rank
+// must simulate the same group, as the operations' sequence numbers were taken.
+double group_simulate_end();
+
 // dcInProgress while a nonblocking communicator sets up or runs calls that returned dcInProgress,
 // then dcSuccess, or the communicator's error.
 dcResult_t async_state(dcComm* comm);

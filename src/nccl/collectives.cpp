@@ -123,3 +123,19 @@ DEEPCOMM_NCCL_API(ncclResult_t, ncclGroupStart, void) {
 DEEPCOMM_NCCL_API(ncclResult_t, ncclGroupEnd, void) {
   return guarded([] { return to_nccl(dcGroupEnd()); });
 }
+
+// Ends the group without running it; estimatedTime is the cost model's estimate in microseconds.
+// simInfo is read as far as its size says (NCCL's size- and version-tolerant rule).
+DEEPCOMM_NCCL_API(ncclResult_t, ncclGroupSimulateEnd, ncclSimInfo_t* simInfo) {
+  return guarded([&] {
+    dc::nccl::require_output(simInfo, "ncclGroupSimulateEnd", "simInfo");
+    if (simInfo->magic != 0x74685283u)
+      dc::fail(dcInvalidArgument, "DeepComm: ncclGroupSimulateEnd: simInfo was not set from NCCL_SIM_INFO_INITIALIZER");
+    if (simInfo->size < offsetof(ncclSimInfo_t, estimatedTime) + sizeof(float))
+      dc::fail(dcInvalidArgument, "DeepComm: ncclGroupSimulateEnd: simInfo is too small");
+    double seconds = 0;
+    const dcResult_t result = dcGroupSimulateEnd(&seconds);
+    if (result == dcSuccess) simInfo->estimatedTime = static_cast<float>(seconds * 1e6);
+    return to_nccl(result);
+  });
+}

@@ -2,15 +2,11 @@
 #include <cstdint>
 #include <string>
 
+#include "src/plan/cost_model.h"
 #include "src/plan/plan.h"
 
 namespace dc {
 namespace {
-
-// Per-message latency and per-byte time of one hop. Only their ratio matters for the choice:
-// 5 us and 10 GB/s put the n=8 crossover near 94 KB, where host-memory rings start to win.
-constexpr double kAlphaSeconds = 5e-6;
-constexpr double kBetaSecondsPerByte = 1e-10;
 
 int ceil_log2(int n) {
   int depth = 0;

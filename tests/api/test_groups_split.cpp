@@ -74,6 +74,29 @@ std::string check_child(int rank, dcComm_t child) {
   return "";
 }
 
+TEST(Groups, SimulateEndEstimatesWithoutRunning) {
+  const int n = 4;
+  std::string errors = dctest::run_as_threads(n, [](int, dcComm_t comm) -> std::string {
+    std::vector<float> big(1 << 22, 1.0f), small(256, 1.0f), out(1 << 22, -1.0f);
+    double big_time = 0, small_time = 0;
+    dcGroupStart();
+    dcAllReduce(big.data(), out.data(), big.size(), dcFloat32, dcSum, comm, nullptr);
+    if (dcGroupSimulateEnd(&big_time) != dcSuccess) return dcGetLastError();
+    dcGroupStart();
+    dcAllReduce(small.data(), out.data(), small.size(), dcFloat32, dcSum, comm, nullptr);
+    if (dcGroupSimulateEnd(&small_time) != dcSuccess) return dcGetLastError();
+    if (out[0] != -1.0f) return "a simulated group ran";
+    if (!(small_time > 0 && big_time > 10 * small_time)) return "estimates " + std::to_string(small_time) + " / " + std::to_string(big_time);
+    // Outside a group it is a usage error; real operations still line up afterwards.
+    double t = 0;
+    if (dcGroupSimulateEnd(&t) != dcInvalidUsage) return "simulate without a group accepted";
+    if (dcAllReduce(small.data(), out.data(), small.size(), dcFloat32, dcSum, comm, nullptr) != dcSuccess)
+      return dcGetLastError();
+    return out[0] == 4.0f ? "" : "all-reduce after simulation " + std::to_string(out[0]);
+  });
+  EXPECT_EQ(errors, "");
+}
+
 TEST(Split, ColorsKeysAndNoColor) {
   const int n = 6;
   std::string errors = dctest::run_as_threads(n, [](int rank, dcComm_t comm) -> std::string {

@@ -57,7 +57,7 @@ const std::set<std::string> kExportedApi = {
     "ncclCommInitRank",    "ncclCommInitRankConfig", "ncclCommSplit",
     "ncclCommUserRank",    "ncclGather",             "ncclGetErrorString",
     "ncclGetLastError",    "ncclGetUniqueId",        "ncclGetVersion",
-    "ncclGroupEnd",        "ncclGroupStart",         "ncclMemAlloc",
+    "ncclGroupEnd",        "ncclGroupSimulateEnd",   "ncclGroupStart",         "ncclMemAlloc",
     "ncclMemFree",         "ncclRecv",               "ncclRedOpCreatePreMulSum",
     "ncclRedOpDestroy",    "ncclReduce",             "ncclReduceScatter",
     "ncclScatter",         "ncclSend"};
