@@ -19,13 +19,27 @@
 namespace dc {
 
 // Exact-match tag. comm: communicator id; seq: operation sequence number; step: plan step tag (or
-// point-to-point sequence).
+// point-to-point sequence). check is not matched on: it is the operation's signature, and a send
+// and receive of the same (comm, seq) whose nonzero checks differ mean the ranks called different
+// operations: the receive then fails with dcInvalidUsage and Status::detail = the peer's check.
 struct Tag {
   uint64_t comm = 0;
   uint64_t seq = 0;
   uint64_t step = 0;
+  uint64_t check = 0;
   bool operator==(const Tag& o) const { return comm == o.comm && seq == o.seq && step == o.step; }
 };
+
+// Whether two tags of one operation (comm, seq) carry signatures that disagree.
+inline bool signatures_differ(const Tag& a, const Tag& b) {
+  return a.comm == b.comm && a.seq == b.seq && a.check && b.check && a.check != b.check;
+}
+
+inline Status signature_mismatch(uint64_t peer_check) {
+  Status s = Status::failure(dcInvalidUsage, "DeepComm: the peer called a different operation");
+  s.detail = peer_check;
+  return s;
+}
 
 struct TagHash {
   size_t operator()(const Tag& t) const {

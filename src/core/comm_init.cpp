@@ -431,7 +431,7 @@ void destroy_comm(dcComm* comm) {
 }
 
 void fail_comm_from_caller(dcComm* comm, const Status& status) {
-  call_on_engine([comm, status] { fail_comm(comm, status, true); }, comm->config.connect_timeout_ms,
+  call_on_engine([comm, status] { fail_comm(comm, status); }, comm->config.connect_timeout_ms,
                  "failing the communicator");
 }
 

@@ -2,6 +2,7 @@
 // boundary (api_guard), which turns them into a dcResult_t plus a per-thread message.
 #pragma once
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -22,6 +23,7 @@ class Error : public std::runtime_error {
 struct Status {
   dcResult_t code = dcSuccess;
   std::string message;
+  uint64_t detail = 0;  // code-specific (a signature mismatch: the peer's operation signature)
 
   bool ok() const { return code == dcSuccess; }
   static Status success() { return {}; }

@@ -1,7 +1,7 @@
 // Failure of a communicator, so that no rank hangs silently. The first failure (a peer's death seen
-// as its connection closing, a mismatch, a timeout, an abort or revoke) marks the communicator
-// failed: its queued and running operations end with that error, later ones fail at once, and the
-// other ranks are told why through the communicator's control channel. Each rank keeps a receive
+// as its connection closing, a mismatch, a timeout, an abort or revoke, or a peer's notice of one)
+// marks the communicator failed: its queued and running operations end with that error, later ones
+// fail at once, and every other rank is told why through the communicator's control channel. Each rank keeps a receive
 // posted from every peer on that channel, which doubles as death detection: it fails the moment
 // the peer's connection closes, whatever the rank is doing. Engine thread only.
 #pragma once
@@ -13,10 +13,14 @@
 
 namespace dc {
 
-void fail_comm(dcComm* comm, const Status& status, bool notify_peers);
+void fail_comm(dcComm* comm, const Status& status);
 
 // Posts the control receives of a new communicator.
 void start_control_channel(dcComm* comm);
+class Operation;
+// A new operation that waits for a peer that already destroyed the communicator fails it.
+void check_departed_peers(dcComm* comm, const Operation& op);
+
 // Ranks of comm seen gone (connection closed without an orderly leave), in the order seen.
 std::vector<int> gone_peers(dcComm* comm);
 

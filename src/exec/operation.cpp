@@ -6,12 +6,15 @@
 #include "src/core/log.h"
 #include "src/exec/comm_failure.h"
 #include "src/exec/engine.h"
+#include "src/exec/signature.h"
 #include "src/kernels/reduce.h"
 
 namespace dc {
 
 namespace {
 constexpr uint64_t kPointToPointBit = 1ull << 63;
+// Step tag of the signature exchange; plan step tags are 32-bit.
+constexpr uint64_t kSignatureStep = 1ull << 40;
 }
 
 void OpBatch::finish(const Status& status) {
@@ -43,7 +46,8 @@ Operation::Operation(dcComm* comm, const OpArgs& args, std::shared_ptr<const Pre
       seq_(seq),
       batch_(std::move(batch)),
       elem_size_(datatype_size(args.datatype)),
-      reduce_op_(args.op >= dcNumOps ? dcSum : args.op) {
+      reduce_op_(args.op >= dcNumOps ? dcSum : args.op),
+      signature_(operation_signature(args)) {
   {
     std::lock_guard<std::mutex> lock(comm_->inflight_mutex);
     ++comm_->inflight;
@@ -55,8 +59,8 @@ bool Operation::is_collective() const {
 }
 
 Tag Operation::tag_of(const Step& step) const {
-  if (is_collective()) return Tag{comm_->id, seq_, step.tag};
-  return Tag{comm_->id, kPointToPointBit | seq_, 0};
+  if (is_collective()) return Tag{comm_->id, seq_, step.tag, signature_};
+  return Tag{comm_->id, kPointToPointBit | seq_, 0, 0};
 }
 
 std::byte* Operation::address(const BufRef& ref) const {
@@ -64,11 +68,38 @@ std::byte* Operation::address(const BufRef& ref) const {
   return base + ref.offset * elem_size_;
 }
 
+// A signature mismatch reported by the transport becomes a message naming both calls.
+Status Operation::explained(const Status& status, int peer) const {
+  if (status.code != dcInvalidUsage || !status.detail || !signature_) return status;
+  return Status::failure(dcInvalidUsage, "DeepComm: ranks called different operations as operation #" +
+                                             std::to_string(seq_) + " of the communicator: rank " +
+                                             std::to_string(comm_->rank) + " called " +
+                                             describe_signature(signature_) + ", rank " +
+                                             std::to_string(peer) + " called " +
+                                             describe_signature(status.detail));
+}
+
+bool Operation::waits_on(int peer) const {
+  if (signature_ && comm_->nranks > 1) {
+    const int n = comm_->nranks;
+    if (!signature_received_ && peer == (comm_->rank + n - 1) % n) return true;
+    if (!signature_sent_ && peer == (comm_->rank + 1) % n) return true;
+  }
+  const auto& steps = prepared_->plan.steps;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const bool transfer = steps[i].kind == StepKind::Send || steps[i].kind == StepKind::Recv ||
+                          steps[i].kind == StepKind::RecvReduce;
+    if (transfer && steps[i].peer == peer && (finished_.empty() || !finished_[i])) return true;
+  }
+  return false;
+}
+
 void Operation::fail(const Status& status) {
   if (!completed_) complete(status);
 }
 
 void Operation::start() {
+  if (completed_) return;  // failed while queued
   if (comm_->failed) {
     complete(comm_->failure);
     return;
@@ -86,15 +117,41 @@ void Operation::start() {
   }
   steps_left_ = plan.steps.size();
   waiting_on_.resize(plan.steps.size());
+  finished_.assign(plan.steps.size(), 0);
   for (uint32_t i = 0; i < plan.steps.size(); ++i) {
     waiting_on_[i] = plan.steps[i].dep_count;
     if (waiting_on_[i] == 0) ready_.push_back(i);
   }
+  if (signature_ && comm_->nranks > 1) exchange_signatures();
   if (steps_left_ == 0) {
     complete(Status::success());
     return;
   }
   drain();
+}
+
+// Every collective also sends its signature to the next rank and receives the previous rank's,
+// outside the plan: a mismatch is then found even between plans that exchange no message (a rank
+// in a broadcast chain and one in an all-reduce tree can wait on each other without either sending),
+// and the operation does not complete before its neighbour's call was checked.
+void Operation::exchange_signatures() {
+  const int n = comm_->nranks, next = (comm_->rank + 1) % n, prev = (comm_->rank + n - 1) % n;
+  const Tag tag{comm_->id, seq_, kSignatureStep, signature_};
+  steps_left_ += 2;
+  auto self = shared_from_this();
+  comm_->peer(prev)->recv(tag, &peer_signature_, sizeof peer_signature_, [self, prev](const Status& s, size_t) {
+    self->side_step_finished(s, prev, &self->signature_received_);
+  });
+  comm_->peer(next)->send(tag, &signature_, sizeof signature_, [self, next](const Status& s, size_t) {
+    self->side_step_finished(s, next, &self->signature_sent_);
+  });
+}
+
+void Operation::side_step_finished(const Status& status, int peer, bool* done_flag) {
+  if (completed_) return;
+  *done_flag = true;
+  if (!status.ok()) return complete(explained(status, peer));
+  if (--steps_left_ == 0) complete(Status::success());
 }
 
 // Runs ready steps until none is left. Transfer completions may arrive synchronously from inside a
@@ -117,21 +174,24 @@ void Operation::run_step(uint32_t index) {
   auto self = shared_from_this();
   switch (step.kind) {
     case StepKind::Send:
-      comm_->peer(step.peer)->send(tag_of(step), address(step.src), bytes,
-                                   [self, index](const Status& s, size_t) { self->step_finished(index, s); });
+      comm_->peer(step.peer)->send(tag_of(step), address(step.src), bytes, [self, index](const Status& s, size_t) {
+        self->step_finished(index, self->explained(s, self->prepared_->plan.steps[index].peer));
+      });
       return;
     case StepKind::Recv:
     case StepKind::RecvReduce: {
       std::byte* target = step.kind == StepKind::Recv ? address(step.dst) : address(step.aux);
       comm_->peer(step.peer)->recv(
           tag_of(step), target, bytes, [self, index, bytes](const Status& s, size_t got) {
-            if (s.ok() && got != bytes) {
+            if (!s.ok())
+              return self->step_finished(index, self->explained(s, self->prepared_->plan.steps[index].peer));
+            if (got != bytes) {
               self->step_finished(index, Status::failure(dcInvalidUsage,
                   "DeepComm: received " + std::to_string(got) + " bytes where " +
                   std::to_string(bytes) + " were expected (ranks called mismatched operations?)"));
               return;
             }
-            if (s.ok() && self->prepared_->plan.steps[index].kind == StepKind::RecvReduce) {
+            if (self->prepared_->plan.steps[index].kind == StepKind::RecvReduce) {
               const Step& st = self->prepared_->plan.steps[index];
               reduce(self->args_.datatype, self->reduce_op_, self->address(st.dst),
                      self->address(st.src), self->address(st.aux), st.count);
@@ -160,6 +220,7 @@ void Operation::step_finished(uint32_t index, const Status& status) {
     return;
   }
   const PreparedPlan& p = *prepared_;
+  finished_[index] = 1;
   for (uint32_t k = p.dependents_begin[index]; k < p.dependents_begin[index + 1]; ++k) {
     uint32_t dependent = p.dependents[k];
     if (--waiting_on_[dependent] == 0) ready_.push_back(dependent);
@@ -172,6 +233,7 @@ void Operation::step_finished(uint32_t index, const Status& status) {
 }
 
 void Operation::complete(const Status& status) {
+  if (completed_) return;
   completed_ = true;
   dcComm* comm = comm_;
   auto self = shared_from_this();
@@ -186,7 +248,7 @@ void Operation::complete(const Status& status) {
     }
   }
   // A failed step fails the whole communicator: the other ranks must not wait for this one.
-  if (!status.ok()) fail_comm(comm, status, true);
+  if (!status.ok()) fail_comm(comm, status);
   batch_->finish(status);
   std::lock_guard<std::mutex> lock(comm->inflight_mutex);
   if (--comm->inflight == 0) comm->inflight_cv.notify_all();
@@ -195,6 +257,7 @@ void Operation::complete(const Status& status) {
 void submit(std::shared_ptr<Operation> op) {
   Engine::instance().post([op] {
     op->comm()->active_ops.insert(op);
+    check_departed_peers(op->comm(), *op);
     if (!op->is_collective()) {
       op->start();
       return;

@@ -57,12 +57,20 @@ class Operation : public std::enable_shared_from_this<Operation> {
   void start();
   // Ends the operation with status unless it already ended (communicator failure).
   void fail(const Status& status);
+  // Whether a transfer with this comm rank is still to come (or the operation has not started).
+  bool waits_on(int peer) const;
+  uint64_t sequence() const { return seq_; }
+  dcCollective_t collective() const { return args_.collective; }
+  uint64_t signature() const { return signature_; }
 
  private:
   void drain();
   void run_step(uint32_t index);
   void step_finished(uint32_t index, const Status& status);
   void complete(const Status& status);
+  Status explained(const Status& status, int peer) const;
+  void exchange_signatures();
+  void side_step_finished(const Status& status, int peer, bool* done_flag);
   Tag tag_of(const Step& step) const;
   std::byte* address(const BufRef& ref) const;
 
@@ -73,11 +81,15 @@ class Operation : public std::enable_shared_from_this<Operation> {
   std::shared_ptr<OpBatch> batch_;
   size_t elem_size_;
   dcRedOp_t reduce_op_;  // built-in op used by the kernels (pre-multiplied sum reduces as sum)
+  uint64_t signature_;   // carried in every tag (0 for point-to-point)
+  uint64_t peer_signature_ = 0;  // received from the previous rank in the signature exchange
+  bool signature_sent_ = false, signature_received_ = false;
   std::byte* input_ = nullptr;
   std::byte* output_ = nullptr;
   std::byte* scratch_ = nullptr;
 
   std::vector<uint32_t> waiting_on_;  // unfinished dependencies per step
+  std::vector<uint8_t> finished_;     // per step
   std::vector<uint32_t> ready_;
   size_t steps_left_ = 0;
   bool draining_ = false;

@@ -22,6 +22,7 @@ enum class FrameType : uint32_t {
 enum FrameFlags : uint32_t {
   kFrameRejected = 1,  // Cts: the posted receive is too small; the message is dropped
   kFrameFailed = 2,    // Fin: the receiver could not copy the payload
+  kFrameMismatch = 4,  // Cts: the receiver called another operation (tag.check is its signature)
 };
 
 struct FrameHeader {
@@ -33,7 +34,7 @@ struct FrameHeader {
   uint64_t offset = 0;
   uint64_t aux = 0;
 };
-static_assert(sizeof(FrameHeader) == 64, "the frame header is part of the wire format");
+static_assert(sizeof(FrameHeader) == 72, "the frame header is part of the wire format");
 
 // First bytes on every new stream, in both directions: the dialer's hello, then the acceptor's reply.
 struct Hello {

@@ -56,6 +56,9 @@ void MessageChannel::send(const Tag& tag, const void* buf, size_t len, Completio
 void MessageChannel::recv(const Tag& tag, void* buf, size_t capacity, Completion done) {
   auto it = unexpected_.find(tag);
   if (it == unexpected_.end()) {
+    // A message of the same operation under another step, sent by a different operation?
+    for (const auto& [other, queue] : unexpected_)
+      if (signatures_differ(other, tag)) return post_completion(std::move(done), signature_mismatch(other.check), 0);
     if (closed_) return post_completion(std::move(done), close_status_, 0);
     posted_[tag].push_back(std::make_shared<RecvOp>(RecvOp{tag, buf, capacity, 0, 0, std::move(done)}));
     return;
@@ -140,7 +143,9 @@ void MessageChannel::on_header() {
     case FrameType::Cts: {
       SendPtr op = take_rendezvous_send(in_.id);
       if (!op) return protocol_error("CTS for an unknown send");
-      if (in_.flags & kFrameRejected) {
+      if (in_.flags & kFrameMismatch) {
+        finish_send(op, signature_mismatch(in_.tag.check));
+      } else if (in_.flags & kFrameRejected) {
         finish_send(op, Status::failure(dcInvalidUsage,
                                         "the receiver's buffer is smaller than the message"));
       } else {
@@ -164,7 +169,7 @@ void MessageChannel::on_eager() {
   const FrameHeader h = in_;
   if (h.length > kEagerMax) return protocol_error("eager frame longer than the eager limit");
   RecvPtr op = pop_posted(h.tag);
-  if (op && h.length <= op->capacity) {
+  if (op && h.length <= op->capacity && !signatures_differ(op->tag, h.tag)) {
     // Straight into the posted buffer.
     return read_payload(op->buf, h.length, [this, op, h] {
       return_credit(h.length);
@@ -179,6 +184,7 @@ void MessageChannel::on_eager() {
     if (target) {
       deliver_eager(target, h, payload->data());
     } else {
+      fail_mismatched_receives(h.tag);
       unexpected_[h.tag].push_back(Unexpected{h, std::move(*payload)});
     }
     read_header();
@@ -188,7 +194,21 @@ void MessageChannel::on_eager() {
 void MessageChannel::on_rts() {
   const FrameHeader h = in_;
   if (RecvPtr op = pop_posted(h.tag)) return match_rts(op, h);
+  fail_mismatched_receives(h.tag);
   unexpected_[h.tag].push_back(Unexpected{h, {}});
+}
+
+// An unmatched message of an operation whose posted receives carry another signature: the ranks
+// called different operations (their plans need not even share step tags). Those receives fail.
+void MessageChannel::fail_mismatched_receives(const Tag& arrived) {
+  for (auto it = posted_.begin(); it != posted_.end();) {
+    if (!signatures_differ(it->first, arrived)) {
+      ++it;
+      continue;
+    }
+    for (auto& op : it->second) finish_recv(op, signature_mismatch(arrived.check), 0);
+    it = posted_.erase(it);
+  }
 }
 
 void MessageChannel::on_data() {
@@ -219,6 +239,7 @@ void MessageChannel::read_payload(void* dst, size_t len, std::function<void()> t
 
 void MessageChannel::deliver_eager(const RecvPtr& op, const FrameHeader& h, const char* payload) {
   return_credit(h.length);
+  if (signatures_differ(op->tag, h.tag)) return finish_recv(op, signature_mismatch(h.tag.check), 0);
   if (h.length > op->capacity) return finish_recv(op, too_long(h.length, op->capacity), 0);
   if (h.length) std::memcpy(op->buf, payload, h.length);
   finish_recv(op, Status::success(), h.length);
@@ -235,13 +256,14 @@ void MessageChannel::return_credit(size_t len) {
 }
 
 void MessageChannel::match_rts(const RecvPtr& op, const FrameHeader& rts) {
-  if (rts.length > op->capacity) {
-    finish_recv(op, too_long(rts.length, op->capacity), 0);
+  const bool mismatch = signatures_differ(op->tag, rts.tag);
+  if (mismatch || rts.length > op->capacity) {
+    finish_recv(op, mismatch ? signature_mismatch(rts.tag.check) : too_long(rts.length, op->capacity), 0);
     FrameHeader h;
     h.type = FrameType::Cts;
-    h.tag = rts.tag;
+    h.tag = op->tag;  // the receiver's signature travels back in tag.check
     h.id = rts.id;
-    h.flags = kFrameRejected;
+    h.flags = mismatch ? kFrameMismatch : kFrameRejected;
     return enqueue(h, nullptr, 0);
   }
   op->expected = rts.length;

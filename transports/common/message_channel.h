@@ -102,6 +102,7 @@ class MessageChannel : public std::enable_shared_from_this<MessageChannel> {
   void return_credit(size_t len);
   void match_rts(const RecvPtr& op, const FrameHeader& rts);
   RecvPtr pop_posted(const Tag& tag);
+  void fail_mismatched_receives(const Tag& arrived);
   void flush_writes();
   void notify_flushed();
   void fail_from_error(const boost::system::error_code& ec, const char* what);

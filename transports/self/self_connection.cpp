@@ -17,13 +17,13 @@ class SelfConnection : public Connection {
     if (!closed_.ok()) return post(std::move(done), closed_, 0);
     auto& recvs = recvs_[tag];
     if (recvs.empty()) {
-      sends_[tag].push_back({buf, len, std::move(done)});
+      sends_[tag].push_back({tag, buf, len, std::move(done)});
       return;
     }
     PendingRecv r = std::move(recvs.front());
     recvs.pop_front();
     if (recvs.empty()) recvs_.erase(tag);
-    match({buf, len, std::move(done)}, std::move(r));
+    match({tag, buf, len, std::move(done)}, std::move(r));
   }
 
   void recv(const Tag& tag, void* buf, size_t capacity, Completion done) override {
@@ -31,13 +31,13 @@ class SelfConnection : public Connection {
     auto& sends = sends_[tag];
     if (sends.empty()) {
       sends_.erase(tag);
-      recvs_[tag].push_back({buf, capacity, std::move(done)});
+      recvs_[tag].push_back({tag, buf, capacity, std::move(done)});
       return;
     }
     PendingSend s = std::move(sends.front());
     sends.pop_front();
     if (sends.empty()) sends_.erase(tag);
-    match(std::move(s), {buf, capacity, std::move(done)});
+    match(std::move(s), {tag, buf, capacity, std::move(done)});
   }
 
   void close(const Status& status) override {
@@ -56,17 +56,24 @@ class SelfConnection : public Connection {
 
  private:
   struct PendingSend {
+    Tag tag;
     const void* buf;
     size_t len;
     Completion done;
   };
   struct PendingRecv {
+    Tag tag;
     void* buf;
     size_t capacity;
     Completion done;
   };
 
   void match(PendingSend s, PendingRecv r) {
+    if (signatures_differ(s.tag, r.tag)) {
+      post(std::move(s.done), signature_mismatch(r.tag.check), 0);
+      post(std::move(r.done), signature_mismatch(s.tag.check), 0);
+      return;
+    }
     if (s.len > r.capacity) {
       Status too_long = Status::failure(dcInvalidUsage, "DeepComm: message of " + std::to_string(s.len) +
                                                             " bytes to self exceeds the receive of " +

@@ -1,0 +1,42 @@
+#include "src/exec/signature.h"
+
+#include "src/kernels/reduce.h"
+#include "src/plan/plan.h"
+
+namespace dc {
+
+namespace {
+
+// bit 63: valid; 59-62 collective; 55-58 datatype; 49-54 op (63: a user op); 35-48 root + 1; 0-34 count.
+constexpr uint64_t kValid = 1ull << 63;
+constexpr uint64_t kCountMask = (1ull << 35) - 1;
+constexpr int kUserOp = 63;
+
+}  // namespace
+
+uint64_t operation_signature(const OpArgs& a) {
+  if (a.collective == dcCollSend || a.collective == dcCollRecv) return 0;
+  const bool rooted = a.collective == dcCollBroadcast || a.collective == dcCollReduce ||
+                      a.collective == dcCollGather || a.collective == dcCollScatter;
+  const bool reduces = a.collective == dcCollAllReduce || a.collective == dcCollReduce ||
+                       a.collective == dcCollReduceScatter;
+  const uint64_t op = !reduces ? 0 : a.op < dcNumOps ? static_cast<uint64_t>(a.op) : kUserOp;
+  const uint64_t root = rooted ? static_cast<uint64_t>(a.root + 1) & 0x3fff : 0;
+  return kValid | (static_cast<uint64_t>(a.collective) << 59) | (static_cast<uint64_t>(a.datatype) << 55) |
+         (op << 49) | (root << 35) | (a.count & kCountMask);
+}
+
+std::string describe_signature(uint64_t s) {
+  const auto coll = static_cast<dcCollective_t>((s >> 59) & 0xf);
+  const auto type = static_cast<dcDataType_t>((s >> 55) & 0xf);
+  const int op = static_cast<int>((s >> 49) & 0x3f);
+  const int root = static_cast<int>((s >> 35) & 0x3fff) - 1;
+  std::string text = std::string(collective_name(coll)) + "(count=" + std::to_string(s & kCountMask) +
+                     ", " + datatype_name(type);
+  if (coll == dcCollAllReduce || coll == dcCollReduce || coll == dcCollReduceScatter)
+    text += std::string(", ") + (op == kUserOp ? "premulsum" : redop_name(static_cast<dcRedOp_t>(op)));
+  if (root >= 0) text += ", root=" + std::to_string(root);
+  return text + ")";
+}
+
+}  // namespace dc
