@@ -114,6 +114,10 @@ dcResult_t dcGetVersion(int* version);
 dcResult_t dcGetUniqueId(dcUniqueId* uniqueId);
 dcResult_t dcCommInitRank(dcComm_t* comm, int nranks, const dcUniqueId* uniqueId, int rank,
                           const dcConfig_t* config);
+/* The same with nIds unique ids (1 <= nIds <= nranks, the same array on every rank): ranks are
+ * spread over the ids' rendezvous roots so that no root serves all of them. */
+dcResult_t dcCommInitRankScalable(dcComm_t* comm, int nranks, int rank, int nIds, const dcUniqueId* ids,
+                                  const dcConfig_t* config);
 /* nranks ranks as threads of this process; comms[i] is rank i. */
 dcResult_t dcCommInitAll(dcComm_t* comms, int nranks);
 /* Rank and size from the launcher: DeepComm's own launcher (DEEPCOMM_RANK, DEEPCOMM_NRANKS,

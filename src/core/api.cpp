@@ -110,6 +110,18 @@ DC_EXPORT dcResult_t dcCommInitRank(dcComm_t* comm, int nranks, const dcUniqueId
 }
 
 
+DC_EXPORT dcResult_t dcCommInitRankScalable(dcComm_t* comm, int nranks, int rank, int nids,
+                                            const dcUniqueId* ids, const dcConfig_t* config) {
+  dcResult_t result = guarded([&] {
+    require(comm, "communicator pointer");
+    require(ids, "unique id array");
+    *comm = nullptr;
+    if (nids < 1) dc::fail(dcInvalidArgument, "DeepComm: nIds must be at least 1");
+    *comm = dc::init_rank_scalable(nranks, rank, std::vector<dcUniqueId>(ids, ids + nids), config);
+  });
+  return in_progress_if_nonblocking(result, comm ? *comm : nullptr);
+}
+
 DC_EXPORT dcResult_t dcCommInitAll(dcComm_t* comms, int nranks) {
   return guarded([&] {
     require(comms, "communicator array");

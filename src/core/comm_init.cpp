@@ -1,145 +1,23 @@
 // Creating communicators: from a unique id (bootstrap exchange, then one connection per peer over
 // the transport chosen by host identity), by splitting an existing one, and destroying them.
-#include <sys/random.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
-#include <map>
-#include <sstream>
+#include <functional>
+#include <thread>
 
 #include "src/core/bootstrap.h"
 #include "src/core/communicator.h"
 #include "src/core/engine_call.h"
 #include "src/core/log.h"
+#include "src/core/peer_setup.h"
 #include "src/exec/comm_failure.h"
 #include "src/exec/engine.h"
 #include "src/exec/operation.h"
-#include "transports/self/self_connection.h"
 
 namespace dc {
 
 namespace {
-
-// What each rank tells the others at bootstrap.
-struct RankCard {
-  std::string host;
-  std::string pid;
-  uint64_t nonce = 0;  // rank 0's becomes the communicator id
-  std::vector<std::string> config;  // plan-shaping entries
-  std::map<std::string, std::string> addresses;  // transport name -> address
-
-  std::string encode() const {
-    std::ostringstream out;
-    out << "host=" << host << '\n' << "pid=" << pid << '\n' << "nonce=" << nonce << '\n';
-    for (const auto& c : config) out << "config=" << c << '\n';
-    for (const auto& [name, addr] : addresses) out << "addr." << name << '=' << addr << '\n';
-    return out.str();
-  }
-
-  static RankCard decode(const std::string& blob) {
-    RankCard card;
-    std::istringstream in(blob);
-    std::string line;
-    while (std::getline(in, line)) {
-      auto eq = line.find('=');
-      if (eq == std::string::npos) continue;
-      std::string key = line.substr(0, eq), value = line.substr(eq + 1);
-      if (key == "host") card.host = value;
-      else if (key == "pid") card.pid = value;
-      else if (key == "nonce") card.nonce = std::stoull(value);
-      else if (key == "config") card.config.push_back(value);
-      else if (key.rfind("addr.", 0) == 0) card.addresses[key.substr(5)] = value;
-    }
-    return card;
-  }
-};
-
-std::shared_ptr<PeerLinks> make_links() {
-  // Transports and connections belong to the engine thread: free them there.
-  return std::shared_ptr<PeerLinks>(new PeerLinks(), [](PeerLinks* links) {
-    Engine::instance().post([links] { delete links; });
-  });
-}
-
-// Every rank must run the same plans: compare the plan-shaping configuration of all ranks.
-void check_agreement(const std::vector<RankCard>& cards, int rank) {
-  const auto& mine = cards[rank].config;
-  for (size_t r = 0; r < cards.size(); ++r) {
-    const auto& theirs = cards[r].config;
-    for (size_t i = 0; i < std::max(mine.size(), theirs.size()); ++i) {
-      std::string a = i < mine.size() ? mine[i] : "(missing)";
-      std::string b = i < theirs.size() ? theirs[i] : "(missing)";
-      if (a != b) {
-        std::string variable = a.substr(0, a.find('='));
-        fail(dcInvalidUsage, "DeepComm: ranks disagree on " + variable + ": rank " +
-                                 std::to_string(rank) + " has " + a + ", rank " +
-                                 std::to_string(r) + " has " + b +
-                                 " (plan-shaping settings must be the same on every rank)");
-      }
-    }
-  }
-}
-
-const char* pick_transport(const Config& config, const RankCard& me, const RankCard& peer, int peer_rank) {
-  const bool same_host = me.host == peer.host;
-  switch (config.transport) {
-    case TransportChoice::Tcp:
-      return "tcp";
-    case TransportChoice::Shm:
-      if (!same_host)
-        fail(dcInvalidUsage, "DeepComm: DEEPCOMM_TRANSPORT=shm but rank " + std::to_string(peer_rank) +
-                                 " is on another host");
-      return "shm";
-    case TransportChoice::Auto:
-      break;
-  }
-  return same_host ? "shm" : "tcp";
-}
-
-void connect_peers(dcComm* comm, const std::vector<RankCard>& cards) {
-  auto& links = *comm->links;
-  const RankCard& me = cards[comm->rank];
-  struct Pending {
-    std::mutex mutex;
-    std::condition_variable cv;
-    int left = 0;
-    Status status;
-  };
-  auto pending = std::make_shared<Pending>();
-  pending->left = comm->nranks - 1;
-  links.peers.assign(comm->nranks, nullptr);
-  links.peers[comm->rank] = make_self_connection(Engine::instance().io());
-  std::vector<std::pair<Transport*, std::string>> plan(comm->nranks, {nullptr, ""});
-  for (int p = 0; p < comm->nranks; ++p) {
-    if (p == comm->rank) continue;
-    std::string name = pick_transport(comm->config, me, cards[p], p);
-    auto it = cards[p].addresses.find(name);
-    if (it == cards[p].addresses.end())
-      fail(dcInvalidUsage, "DeepComm: rank " + std::to_string(p) + " offers no " + name + " transport");
-    for (auto& t : links.transports)
-      if (name == t->name()) plan[p] = {t.get(), it->second};
-  }
-  const int timeout = comm->config.connect_timeout_ms;
-  auto links_ptr = comm->links;
-  Engine::instance().post([links_ptr, plan, pending, timeout, rank = comm->rank] {
-    for (int p = 0; p < static_cast<int>(plan.size()); ++p) {
-      if (p == rank) continue;
-      plan[p].first->connect(p, plan[p].second, timeout,
-                             [links_ptr, pending, p](const Status& s, std::shared_ptr<Connection> c) {
-                               std::lock_guard<std::mutex> lock(pending->mutex);
-                               if (s.ok()) links_ptr->peers[p] = std::move(c);
-                               else if (pending->status.ok()) pending->status = s;
-                               if (--pending->left == 0) pending->cv.notify_all();
-                             });
-    }
-  });
-  std::unique_lock<std::mutex> lock(pending->mutex);
-  bool finished = pending->cv.wait_for(lock, std::chrono::milliseconds(timeout + 5000),
-                                       [&] { return pending->left == 0; });
-  if (!finished) fail(dcSystemError, "DeepComm: connecting to peers timed out");
-  if (!pending->status.ok()) throw Error(pending->status.code, pending->status.message);
-}
 
 // Makes a connected communicator usable: its control channel listens, and the API accepts it.
 void activate(dcComm* comm) {
@@ -162,12 +40,6 @@ bool wait_idle(dcComm* comm, int timeout_ms) {
                                     [comm] { return comm->inflight == 0; });
 }
 
-uint64_t random_nonce() {
-  uint64_t v = 0;
-  if (getrandom(&v, sizeof v, 0) != sizeof v) fail(dcSystemError, "DeepComm: getrandom failed");
-  return v;
-}
-
 uint64_t mix(uint64_t a, uint64_t b) {
   uint64_t h = a ^ (b + 0x9E3779B97F4A7C15ull + (a << 6) + (a >> 2));
   h ^= h >> 33;
@@ -179,80 +51,50 @@ uint64_t mix(uint64_t a, uint64_t b) {
 
 // Bootstrap and connection set-up of a communicator whose fields were filled by init_rank.
 void connect_comm(dcComm* comm, const dcUniqueId& id) {
-  const int rank = comm->rank, nranks = comm->nranks;
-  comm->links = make_links();
-  TransportOptions options;
-  options.io = &Engine::instance().io();
-  options.rank = rank;
-  options.session = comm->id;
-  options.host_id = host_identity();
-
-  RankCard card;
-  card.host = options.host_id;
-  card.pid = std::to_string(getpid());
-  card.nonce = random_nonce();
-  card.config = comm->config.plan_shaping_entries();
-  auto links = comm->links;
-  const TransportChoice choice = comm->config.transport;
-  card.addresses = call_on_engine(
-      [links, options, choice] {
-        std::map<std::string, std::string> addresses;
-        if (choice != TransportChoice::Shm) links->transports.push_back(make_tcp_transport(options));
-        if (choice != TransportChoice::Tcp) links->transports.push_back(make_shm_transport(options));
-        for (auto& t : links->transports) addresses[t->name()] = t->address();
-        return addresses;
-      },
-      comm->config.connect_timeout_ms, "creating transports");
-
+  const RankCard card = open_transports(comm);
   std::vector<std::string> blobs =
-      bootstrap_allgather(id, rank, nranks, card.encode(), comm->config.bootstrap_timeout_ms);
+      bootstrap_allgather(id, comm->rank, comm->nranks, card.encode(), comm->config.bootstrap_timeout_ms);
   std::vector<RankCard> cards;
   for (const auto& b : blobs) cards.push_back(RankCard::decode(b));
-  check_agreement(cards, rank);
-  // With NCCL_COMM_ID or torchrun every id names the same address, so the id's session is not
-  // unique per communicator: rank 0's random nonce is.
-  comm->id = cards[0].nonce;
-  connect_peers(comm, cards);
-
-  comm->link_index.resize(nranks);
-  for (int r = 0; r < nranks; ++r) comm->link_index[r] = r;
-  comm->next_send_seq.assign(nranks, 0);
-  comm->next_recv_seq.assign(nranks, 0);
-  call_on_engine([comm] { start_control_channel(comm); }, comm->config.connect_timeout_ms,
-                 "starting the control channel");
-  DC_INFO("comm %016llx rank %d/%d ready", static_cast<unsigned long long>(comm->id), rank, nranks);
+  prepare_peer_slots(comm);
+  std::vector<int> others;
+  for (int r = 0; r < comm->nranks; ++r)
+    if (r != comm->rank) others.push_back(r);
+  finish_setup(comm, cards, others);
 }
 
 }  // namespace
 
-dcComm* init_rank(int nranks, const dcUniqueId& id, int rank, const dcConfig_t* config) {
+namespace {
+
+// A communicator of nranks whose connections `connect` sets up: now (blocking), or on the
+// communicator's own thread with dcCommGetAsyncError reporting dcInProgress until it finished.
+dcComm* start_comm(int nranks, int rank, uint64_t session, const dcConfig_t* config,
+                   std::function<void(dcComm*)> connect) {
   if (nranks < 1) fail(dcInvalidArgument, "DeepComm: nranks must be >= 1 (got " + std::to_string(nranks) + ")");
   if (rank < 0 || rank >= nranks)
     fail(dcInvalidArgument, "DeepComm: rank " + std::to_string(rank) + " is out of range [0, " +
                                 std::to_string(nranks) + ")");
-  validate_unique_id(id);
   auto comm = std::make_unique<dcComm>();
   comm->config = Config::from_environment();
   comm->rank = rank;
   comm->nranks = nranks;
-  comm->id = unique_id_session(id);
+  comm->id = session;
   if (config && config->size >= offsetof(dcConfig_t, commName) + sizeof(char*) && config->commName)
     comm->name = config->commName;
   if (config && config->size >= offsetof(dcConfig_t, blocking) + sizeof(int))
     comm->config.blocking = config->blocking != 0;
   if (comm->config.blocking) {
-    connect_comm(comm.get(), id);
+    connect(comm.get());
     register_comm(comm.get());
     return comm.release();
   }
-  // Nonblocking: the handle is valid at once; dcCommGetAsyncError reports dcInProgress until the
-  // set-up finished on its own thread, then success or the set-up's error.
   dcComm* shell = comm.release();
   shell->initializing = true;
   register_comm(shell);
-  shell->init_thread = std::thread([shell, id] {
+  shell->init_thread = std::thread([shell, connect] {
     try {
-      connect_comm(shell, id);
+      connect(shell);
     } catch (const Error& e) {
       shell->set_error(e.code(), e.what());
     } catch (const std::exception& e) {
@@ -263,6 +105,21 @@ dcComm* init_rank(int nranks, const dcUniqueId& id, int rank, const dcConfig_t* 
   return shell;
 }
 
+}  // namespace
+
+dcComm* init_rank(int nranks, const dcUniqueId& id, int rank, const dcConfig_t* config) {
+  validate_unique_id(id);
+  return start_comm(nranks, rank, unique_id_session(id), config, [id](dcComm* c) { connect_comm(c, id); });
+}
+
+dcComm* init_rank_scalable(int nranks, int rank, const std::vector<dcUniqueId>& ids, const dcConfig_t* config) {
+  if (ids.empty() || static_cast<int>(ids.size()) > nranks)
+    fail(dcInvalidArgument, "DeepComm: scalable init needs 1 to nranks unique ids (got " +
+                                std::to_string(ids.size()) + " for " + std::to_string(nranks) + " ranks)");
+  for (const auto& id : ids) validate_unique_id(id);
+  return start_comm(nranks, rank, unique_id_session(ids[0]), config,
+                    [ids](dcComm* c) { connect_comm_scalable(c, ids); });
+}
 
 dcComm* split_comm(dcComm* parent, int color, int key, const dcConfig_t* config) {
   if (color < 0 && color != DC_SPLIT_NOCOLOR)

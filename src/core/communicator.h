@@ -113,6 +113,8 @@ dcComm* checked_comm(dcComm* comm);
 
 // Creates a communicator of nranks from a unique id (blocking).
 dcComm* init_rank(int nranks, const dcUniqueId& id, int rank, const dcConfig_t* config);
+// The same with several rendezvous roots (ranks spread over them; see scalable_init.cpp).
+dcComm* init_rank_scalable(int nranks, int rank, const std::vector<dcUniqueId>& ids, const dcConfig_t* config);
 // Creates the child of comm for (color, key); returns nullptr for DC_SPLIT_NOCOLOR.
 dcComm* split_comm(dcComm* comm, int color, int key, const dcConfig_t* config);
 // The communicator of comm's ranks not in `excluded`, on comm's connections (no rendezvous).

@@ -59,6 +59,23 @@ DEEPCOMM_NCCL_API(ncclResult_t, ncclCommInitRankConfig, ncclComm_t* comm, int nr
   });
 }
 
+// Ranks spread over nId rendezvous roots; commIds is the same array on every rank.
+DEEPCOMM_NCCL_API(ncclResult_t, ncclCommInitRankScalable, ncclComm_t* newcomm, int nranks, int myrank,
+                  int nId, ncclUniqueId* commIds, ncclConfig_t* config) {
+  return guarded([&] {
+    require_output(newcomm, "ncclCommInitRankScalable", "newcomm");
+    if (commIds == nullptr) dc::fail(dcInvalidArgument, "DeepComm: ncclCommInitRankScalable: commIds is NULL");
+    const dcConfig_t native = config != nullptr ? dc::nccl::comm_config_from_nccl(*config)
+                                                : dc::nccl::default_comm_config();
+    static_assert(sizeof(ncclUniqueId) == sizeof(dcUniqueId), "the ids are the same bytes");
+    dcComm_t comm = nullptr;
+    const dcResult_t result = dcCommInitRankScalable(&comm, nranks, myrank, nId,
+                                                     reinterpret_cast<const dcUniqueId*>(commIds), &native);
+    if (result == dcSuccess || result == dcInProgress) *newcomm = to_nccl(comm);
+    return to_nccl(result);
+  });
+}
+
 // ndev ranks as threads of this process; devlist (optional) is checked but names no GPU.
 DEEPCOMM_NCCL_API(ncclResult_t, ncclCommInitAll, ncclComm_t* comm, int ndev, const int* devlist) {
   return guarded([&] {

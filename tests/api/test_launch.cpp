@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "deepcomm/deepcomm.h"
 #include "tests/support/collective_check.h"
@@ -79,6 +80,45 @@ TEST(Launch, ForkedRanksAfterGetUniqueIdWithTheParentNotARank) {
       },
       60);
   EXPECT_EQ(errors, "");
+}
+
+class ScalableInit : public ::testing::TestWithParam<int> {};
+
+// Ranks spread over several rendezvous roots (made in the parent, which is not a rank).
+TEST_P(ScalableInit, SeveralRootsMakeOneCommunicator) {
+  const int nids = GetParam(), n = 7;
+  std::vector<dcUniqueId> ids(nids);
+  for (auto& id : ids) ASSERT_EQ(dcGetUniqueId(&id), dcSuccess);
+  std::string errors = dctest::run_as_processes(
+      n, {},
+      [&ids](int rank, int nranks, const dcUniqueId&) {
+        dcComm_t comm;
+        if (dcCommInitRankScalable(&comm, nranks, rank, static_cast<int>(ids.size()), ids.data(), nullptr) !=
+            dcSuccess) {
+          fprintf(stderr, "rank %d: %s\n", rank, dcGetLastError());
+          return 2;
+        }
+        int count = 0, me = -1;
+        dcCommCount(comm, &count);
+        dcCommRank(comm, &me);
+        if (count != nranks || me != rank) return 3;
+        int code = allreduce_check(comm, rank, nranks);
+        dcCommDestroy(comm);
+        return code;
+      },
+      60);
+  EXPECT_EQ(errors, "");
+}
+
+INSTANTIATE_TEST_SUITE_P(Roots, ScalableInit, ::testing::Values(1, 2, 3, 7));
+
+TEST(ScalableInitArguments, TooManyIdsIsInvalid) {
+  std::vector<dcUniqueId> ids(3);
+  for (auto& id : ids) ASSERT_EQ(dcGetUniqueId(&id), dcSuccess);
+  dcComm_t comm = nullptr;
+  EXPECT_EQ(dcCommInitRankScalable(&comm, 2, 0, 3, ids.data(), nullptr), dcInvalidArgument);
+  EXPECT_EQ(dcCommInitRankScalable(&comm, 2, 0, 0, ids.data(), nullptr), dcInvalidArgument);
+  EXPECT_EQ(comm, nullptr);
 }
 
 }  // namespace

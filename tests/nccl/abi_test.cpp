@@ -54,6 +54,7 @@ const std::set<std::string> kExportedApi = {
     "ncclCommCount",       "ncclCommCuDevice",       "ncclCommDestroy",
     "ncclCommFinalize",    "ncclCommGetAsyncError",  "ncclCommInitAll",
     "ncclCommRevoke",      "ncclCommShrink",         "ncclResetDebugInit",
+    "ncclCommInitRankScalable",
     "ncclCommInitRank",    "ncclCommInitRankConfig", "ncclCommSplit",
     "ncclCommUserRank",    "ncclGather",             "ncclGetErrorString",
     "ncclGetLastError",    "ncclGetUniqueId",        "ncclGetVersion",

@@ -305,7 +305,7 @@ void MessageChannel::enqueue(const FrameHeader& header, const void* payload, siz
 }
 
 void MessageChannel::flush_writes() {
-  if (closed_ || !writing_.empty() || write_queue_.empty()) return;
+  if (closed_ || write_broken_ || !writing_.empty() || write_queue_.empty()) return;
   size_t bytes = 0;
   while (!write_queue_.empty() && writing_.size() < kMaxBatchFrames && bytes < kMaxBatchBytes) {
     bytes += write_queue_.front().len;
@@ -326,6 +326,14 @@ void MessageChannel::flush_writes() {
                              if (closed_) return;  // close() already failed the batch
                              if (ec) {
                                for (auto& o : batch) write_queue_.push_front(std::move(o));
+                               namespace err = boost::asio::error;
+                               if (ec == err::broken_pipe || ec == err::connection_reset) {
+                                 // The peer closed. What it sent before closing (a notice saying
+                                 // why) is still to be read: stop writing, and let the reader
+                                 // reach the end of the stream and close the channel.
+                                 write_broken_ = true;
+                                 return;
+                               }
                                return fail_from_error(ec, "writing");
                              }
                              for (auto& o : batch) {

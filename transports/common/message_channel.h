@@ -114,6 +114,7 @@ class MessageChannel : public std::enable_shared_from_this<MessageChannel> {
   int peer_;
   const char* transport_name_;
   bool closed_ = false;
+  bool write_broken_ = false;  // the peer closed; the reader drains what it sent, then closes
   Status close_status_;
 
   FrameHeader in_;  // header being read

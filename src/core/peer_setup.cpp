@@ -1,0 +1,187 @@
+#include "src/core/peer_setup.h"
+
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <sstream>
+
+#include "src/core/engine_call.h"
+#include "src/core/log.h"
+#include "src/exec/comm_failure.h"
+#include "src/exec/engine.h"
+#include "transports/self/self_connection.h"
+
+namespace dc {
+
+std::string RankCard::encode() const {
+  std::ostringstream out;
+  out << "host=" << host << '\n' << "pid=" << pid << '\n' << "nonce=" << nonce << '\n';
+  for (const auto& c : config) out << "config=" << c << '\n';
+  for (const auto& [name, addr] : addresses) out << "addr." << name << '=' << addr << '\n';
+  return out.str();
+}
+
+RankCard RankCard::decode(const std::string& blob) {
+  RankCard card;
+  std::istringstream in(blob);
+  std::string line;
+  while (std::getline(in, line)) {
+    auto eq = line.find('=');
+    if (eq == std::string::npos) continue;
+    std::string key = line.substr(0, eq), value = line.substr(eq + 1);
+    if (key == "host") card.host = value;
+    else if (key == "pid") card.pid = value;
+    else if (key == "nonce") card.nonce = std::stoull(value);
+    else if (key == "config") card.config.push_back(value);
+    else if (key.rfind("addr.", 0) == 0) card.addresses[key.substr(5)] = value;
+  }
+  return card;
+}
+
+namespace {
+
+std::shared_ptr<PeerLinks> make_links() {
+  // Transports and connections belong to the engine thread: free them there.
+  return std::shared_ptr<PeerLinks>(new PeerLinks(), [](PeerLinks* links) {
+    Engine::instance().post([links] { delete links; });
+  });
+}
+
+// Every rank must run the same plans: compare the plan-shaping configuration of all ranks.
+}  // namespace
+
+RankCard open_transports(dcComm* comm) {
+  comm->links = make_links();
+  TransportOptions options;
+  options.io = &Engine::instance().io();
+  options.rank = comm->rank;
+  options.session = comm->id;
+  options.host_id = host_identity();
+  RankCard card;
+  card.host = options.host_id;
+  card.pid = std::to_string(getpid());
+  card.nonce = random_nonce();
+  card.config = comm->config.plan_shaping_entries();
+  auto links = comm->links;
+  const TransportChoice choice = comm->config.transport;
+  card.addresses = call_on_engine(
+      [links, options, choice] {
+        std::map<std::string, std::string> addresses;
+        if (choice != TransportChoice::Shm) links->transports.push_back(make_tcp_transport(options));
+        if (choice != TransportChoice::Tcp) links->transports.push_back(make_shm_transport(options));
+        for (auto& t : links->transports) addresses[t->name()] = t->address();
+        return addresses;
+      },
+      comm->config.connect_timeout_ms, "creating transports");
+  return card;
+}
+
+void check_agreement(const std::vector<RankCard>& cards, int rank) {
+  const auto& mine = cards[rank].config;
+  for (size_t r = 0; r < cards.size(); ++r) {
+    const auto& theirs = cards[r].config;
+    for (size_t i = 0; i < std::max(mine.size(), theirs.size()); ++i) {
+      std::string a = i < mine.size() ? mine[i] : "(missing)";
+      std::string b = i < theirs.size() ? theirs[i] : "(missing)";
+      if (a != b) {
+        std::string variable = a.substr(0, a.find('='));
+        fail(dcInvalidUsage, "DeepComm: ranks disagree on " + variable + ": rank " +
+                                 std::to_string(rank) + " has " + a + ", rank " +
+                                 std::to_string(r) + " has " + b +
+                                 " (plan-shaping settings must be the same on every rank)");
+      }
+    }
+  }
+}
+
+namespace {
+
+const char* pick_transport(const Config& config, const RankCard& me, const RankCard& peer, int peer_rank) {
+  const bool same_host = me.host == peer.host;
+  switch (config.transport) {
+    case TransportChoice::Tcp:
+      return "tcp";
+    case TransportChoice::Shm:
+      if (!same_host)
+        fail(dcInvalidUsage, "DeepComm: DEEPCOMM_TRANSPORT=shm but rank " + std::to_string(peer_rank) +
+                                 " is on another host");
+      return "shm";
+    case TransportChoice::Auto:
+      break;
+  }
+  return same_host ? "shm" : "tcp";
+}
+
+}  // namespace
+
+void prepare_peer_slots(dcComm* comm) {
+  comm->links->peers.assign(comm->nranks, nullptr);
+  comm->links->peers[comm->rank] = make_self_connection(Engine::instance().io());
+}
+
+void connect_peers(dcComm* comm, const std::vector<RankCard>& cards, const std::vector<int>& peers) {
+  auto& links = *comm->links;
+  const RankCard& me = cards[comm->rank];
+  struct Pending {
+    std::mutex mutex;
+    std::condition_variable cv;
+    int left = 0;
+    Status status;
+  };
+  auto pending = std::make_shared<Pending>();
+  pending->left = static_cast<int>(peers.size());
+  if (peers.empty()) return;
+  std::vector<std::pair<Transport*, std::string>> plan(comm->nranks, {nullptr, ""});
+  for (int p : peers) {
+    std::string name = pick_transport(comm->config, me, cards[p], p);
+    auto it = cards[p].addresses.find(name);
+    if (it == cards[p].addresses.end())
+      fail(dcInvalidUsage, "DeepComm: rank " + std::to_string(p) + " offers no " + name + " transport");
+    for (auto& t : links.transports)
+      if (name == t->name()) plan[p] = {t.get(), it->second};
+  }
+  const int timeout = comm->config.connect_timeout_ms;
+  auto links_ptr = comm->links;
+  Engine::instance().post([links_ptr, plan, peers, pending, timeout] {
+    for (int p : peers) {
+      plan[p].first->connect(p, plan[p].second, timeout,
+                             [links_ptr, pending, p](const Status& s, std::shared_ptr<Connection> c) {
+                               std::lock_guard<std::mutex> lock(pending->mutex);
+                               if (s.ok()) links_ptr->peers[p] = std::move(c);
+                               else if (pending->status.ok()) pending->status = s;
+                               if (--pending->left == 0) pending->cv.notify_all();
+                             });
+    }
+  });
+  std::unique_lock<std::mutex> lock(pending->mutex);
+  bool finished = pending->cv.wait_for(lock, std::chrono::milliseconds(timeout + 5000),
+                                       [&] { return pending->left == 0; });
+  if (!finished) fail(dcSystemError, "DeepComm: connecting to peers timed out");
+  if (!pending->status.ok()) throw Error(pending->status.code, pending->status.message);
+}
+
+void finish_setup(dcComm* comm, const std::vector<RankCard>& cards, const std::vector<int>& remaining) {
+  check_agreement(cards, comm->rank);
+  // With NCCL_COMM_ID or torchrun every id names the same address, so the id's session is not
+  // unique per communicator: rank 0's random nonce is.
+  comm->id = cards[0].nonce;
+  connect_peers(comm, cards, remaining);
+  comm->link_index.resize(comm->nranks);
+  for (int r = 0; r < comm->nranks; ++r) comm->link_index[r] = r;
+  comm->next_send_seq.assign(comm->nranks, 0);
+  comm->next_recv_seq.assign(comm->nranks, 0);
+  call_on_engine([comm] { start_control_channel(comm); }, comm->config.connect_timeout_ms,
+                 "starting the control channel");
+  DC_INFO("comm %016llx rank %d/%d ready", static_cast<unsigned long long>(comm->id), comm->rank, comm->nranks);
+}
+
+uint64_t random_nonce() {
+  uint64_t v = 0;
+  if (getrandom(&v, sizeof v, 0) != sizeof v) fail(dcSystemError, "DeepComm: getrandom failed");
+  return v;
+}
+
+}  // namespace dc

@@ -1,0 +1,44 @@
+// Connecting one rank to its peers: the card each rank publishes at bootstrap (host identity,
+// transport addresses, plan-shaping settings), the check that all ranks agree, and connection
+// set-up per peer over the transport chosen by host identity.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "src/core/communicator.h"
+
+namespace dc {
+
+// What each rank tells the others at bootstrap.
+struct RankCard {
+  std::string host;
+  std::string pid;
+  uint64_t nonce = 0;  // rank 0's becomes the communicator id
+  std::vector<std::string> config;  // plan-shaping entries
+  std::map<std::string, std::string> addresses;  // transport name -> address
+
+  std::string encode() const;
+  static RankCard decode(const std::string& blob);
+};
+
+// Creates comm's links and transports (per DEEPCOMM_TRANSPORT); returns the card to publish.
+RankCard open_transports(dcComm* comm);
+// Fails (dcInvalidUsage, naming the variable) unless every card has this rank's settings.
+void check_agreement(const std::vector<RankCard>& cards, int rank);
+// Sizes the peer table and adds the self connection; before any connect_peers.
+void prepare_peer_slots(dcComm* comm);
+// Connects to `peers` (comm ranks whose cards are known), bounded by the connect timeout.
+void connect_peers(dcComm* comm, const std::vector<RankCard>& cards, const std::vector<int>& peers);
+// The rest of the set-up once every card is known: agreement, the id, connections to the peers
+// not yet connected, the control channel.
+void finish_setup(dcComm* comm, const std::vector<RankCard>& cards, const std::vector<int>& remaining);
+uint64_t random_nonce();
+
+// Bootstrap through several roots (ncclCommInitRankScalable), then finish_setup.
+void connect_comm_scalable(dcComm* comm, const std::vector<dcUniqueId>& ids);
+
+}  // namespace dc
