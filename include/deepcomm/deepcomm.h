@@ -201,6 +201,16 @@ dcResult_t dcRedOpCreatePreMulSum(dcRedOp_t* op, const void* scalar, dcDataType_
                                   dcComm_t comm);
 dcResult_t dcRedOpDestroy(dcRedOp_t op, dcComm_t comm);
 
+/* Registers a buffer with comm's transports (RDMA transports pin it; shared memory and TCP move
+ * any host buffer without staging, reading peers' buffers in place by cross-memory attach). The
+ * handle is released by dcCommDeregister or with the communicator. */
+dcResult_t dcCommRegister(dcComm_t comm, void* buf, size_t size, void** handle);
+dcResult_t dcCommDeregister(dcComm_t comm, void* handle);
+/* A window: memory every rank registers for collectives (flags: 0, or 1 for symmetric use). */
+typedef struct dcWindow* dcWindow_t;
+dcResult_t dcCommWindowRegister(dcComm_t comm, void* buf, size_t size, dcWindow_t* win, int flags);
+dcResult_t dcCommWindowDeregister(dcComm_t comm, dcWindow_t win);
+
 /* Host memory that the shared-memory transport can hand to peers without a copy (memfd-backed). */
 dcResult_t dcMemAlloc(void** ptr, size_t size);
 dcResult_t dcMemFree(void* ptr);

@@ -10,6 +10,7 @@
 #include "src/core/communicator.h"
 #include "src/core/engine_call.h"
 #include "src/core/issue.h"
+#include "src/core/registration.h"
 #include "src/core/shareable_memory.h"
 #include "src/exec/comm_failure.h"
 #include "src/kernels/reduce.h"
@@ -394,6 +395,33 @@ DC_EXPORT dcResult_t dcRedOpDestroy(dcRedOp_t op, dcComm_t comm) {
     if (op < dcNumOps || slot >= comm->premul_ops.size() || !comm->premul_ops[slot].in_use)
       dc::fail(dcInvalidArgument, "DeepComm: op was not created by dcRedOpCreatePreMulSum on this communicator");
     comm->premul_ops[slot].in_use = false;
+  });
+}
+
+DC_EXPORT dcResult_t dcCommRegister(dcComm_t comm, void* buf, size_t size, void** handle) {
+  return guarded([&] {
+    require(handle, "handle pointer");
+    *handle = dc::register_memory(dc::checked_comm(comm), buf, size, false);
+  });
+}
+
+DC_EXPORT dcResult_t dcCommDeregister(dcComm_t comm, void* handle) {
+  return guarded([&] {
+    dc::deregister_memory(dc::checked_comm(comm), static_cast<dc::Registration*>(handle), false);
+  });
+}
+
+DC_EXPORT dcResult_t dcCommWindowRegister(dcComm_t comm, void* buf, size_t size, dcWindow_t* win, int flags) {
+  return guarded([&] {
+    require(win, "window pointer");
+    if (flags != 0 && flags != 1) dc::fail(dcInvalidArgument, "DeepComm: unknown window flags " + std::to_string(flags));
+    *win = reinterpret_cast<dcWindow_t>(dc::register_memory(dc::checked_comm(comm), buf, size, true));
+  });
+}
+
+DC_EXPORT dcResult_t dcCommWindowDeregister(dcComm_t comm, dcWindow_t win) {
+  return guarded([&] {
+    dc::deregister_memory(dc::checked_comm(comm), reinterpret_cast<dc::Registration*>(win), true);
   });
 }
 

@@ -11,6 +11,7 @@
 #include "src/core/engine_call.h"
 #include "src/core/log.h"
 #include "src/core/peer_setup.h"
+#include "src/core/registration.h"
 #include "src/exec/comm_failure.h"
 #include "src/exec/engine.h"
 #include "src/exec/operation.h"
@@ -28,6 +29,7 @@ void activate(dcComm* comm) {
 
 // Frees a communicator whose operations all ended.
 void release(dcComm* comm) {
+  if (comm->links) release_registrations(comm);
   call_on_engine([comm] { stop_control_channel(comm); }, comm->config.connect_timeout_ms,
                  "stopping the control channel");
   delete comm;

@@ -3,6 +3,7 @@
 #include <set>
 #include <sstream>
 
+#include "src/core/registration.h"
 #include "src/exec/engine.h"
 
 void dcComm::set_error(dcResult_t code, const std::string& message) {
@@ -12,6 +13,8 @@ void dcComm::set_error(dcResult_t code, const std::string& message) {
     async_error.store(code);
   }
 }
+
+dcComm::~dcComm() = default;  // here, where Registration is complete
 
 dc::Status dcComm::error() {
   std::lock_guard<std::mutex> lock(error_mutex);

@@ -26,6 +26,7 @@ namespace dc {
 
 class Operation;
 class OpBatch;
+struct Registration;
 struct ControlChannel;
 
 // Transports of one rank and its connections to every peer (index = rank in the communicator that
@@ -93,11 +94,16 @@ struct dcComm {
   std::mutex pending_mutex;
   std::vector<std::shared_ptr<dc::OpBatch>> pending;
 
+  // Memory registered with this communicator (registration.h).
+  std::mutex registrations_mutex;
+  std::vector<std::unique_ptr<dc::Registration>> registrations;
+
   // Readable from any thread (dcCommGetAsyncError, checks before issuing).
   std::atomic<int> async_error{dcSuccess};
   std::mutex error_mutex;
   std::string error_message;
 
+  ~dcComm();
   dc::Connection* peer(int r) const { return links->peers[link_index[r]].get(); }
   void set_error(dcResult_t code, const std::string& message);
   dc::Status error();

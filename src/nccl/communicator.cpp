@@ -180,3 +180,32 @@ DEEPCOMM_NCCL_API(ncclResult_t, ncclCommGetAsyncError, ncclComm_t comm, ncclResu
     return to_nccl(result);
   });
 }
+
+// Registration with the communicator's transports (host memory: see dcCommRegister).
+DEEPCOMM_NCCL_API(ncclResult_t, ncclCommRegister, const ncclComm_t comm, void* buff, size_t size, void** handle) {
+  return guarded([&] { return to_nccl(dcCommRegister(to_dc(comm), buff, size, handle)); });
+}
+
+DEEPCOMM_NCCL_API(ncclResult_t, ncclCommDeregister, const ncclComm_t comm, void* handle) {
+  return guarded([&] { return to_nccl(dcCommDeregister(to_dc(comm), handle)); });
+}
+
+DEEPCOMM_NCCL_API(ncclResult_t, ncclCommWindowRegister, ncclComm_t comm, void* buff, size_t size,
+                  ncclWindow_t* win, int winFlags) {
+  return guarded([&] {
+    require_output(win, "ncclCommWindowRegister", "win");
+    if (winFlags != NCCL_WIN_DEFAULT && winFlags != NCCL_WIN_COLL_SYMMETRIC)
+      dc::fail(dcInvalidArgument, "DeepComm: ncclCommWindowRegister: unknown winFlags " + std::to_string(winFlags));
+    dcWindow_t native = nullptr;
+    const dcResult_t result = dcCommWindowRegister(to_dc(comm), buff, size, &native,
+                                                   winFlags == NCCL_WIN_COLL_SYMMETRIC ? 1 : 0);
+    if (result == dcSuccess) *win = reinterpret_cast<ncclWindow_t>(native);
+    return to_nccl(result);
+  });
+}
+
+DEEPCOMM_NCCL_API(ncclResult_t, ncclCommWindowDeregister, ncclComm_t comm, ncclWindow_t win) {
+  return guarded([&] {
+    return to_nccl(dcCommWindowDeregister(to_dc(comm), reinterpret_cast<dcWindow_t>(win)));
+  });
+}

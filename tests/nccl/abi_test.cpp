@@ -47,14 +47,15 @@ static_assert(offsetof(ncclSimInfo_t, version) == 12);
 static_assert(offsetof(ncclSimInfo_t, estimatedTime) == 16);
 static_assert(ncclMaxRedOp == 0x7fffffff);
 
-// The API of this issue; every name is exported together with its pncclX twin.
+// NCCL 2.28's 41 host API functions; every name is exported together with its pncclX twin.
 const std::set<std::string> kExportedApi = {
     "ncclAllGather",       "ncclAllReduce",          "ncclAlltoAll",
     "ncclBcast",           "ncclBroadcast",          "ncclCommAbort",
     "ncclCommCount",       "ncclCommCuDevice",       "ncclCommDestroy",
     "ncclCommFinalize",    "ncclCommGetAsyncError",  "ncclCommInitAll",
     "ncclCommRevoke",      "ncclCommShrink",         "ncclResetDebugInit",
-    "ncclCommInitRankScalable",
+    "ncclCommInitRankScalable", "ncclCommRegister",     "ncclCommDeregister",
+    "ncclCommWindowRegister",   "ncclCommWindowDeregister",
     "ncclCommInitRank",    "ncclCommInitRankConfig", "ncclCommSplit",
     "ncclCommUserRank",    "ncclGather",             "ncclGetErrorString",
     "ncclGetLastError",    "ncclGetUniqueId",        "ncclGetVersion",
