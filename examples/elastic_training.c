@@ -1,7 +1,8 @@
 /* Elastic training with DeepComm: 6 ranks run an iterative computation whose every step needs an
  * all-reduce; one rank is killed part-way. The survivors get an error instead of hanging, learn
- * which rank died, shrink the communicator to the survivors, redo the step, and finish with the
- * right result.
+ * which rank died, shrink the communicator to the survivors, agree on the last step that every
+ * survivor completed (a step can finish on some ranks and fail on others), roll back to it, and
+ * finish with the right result.
  *
  *   elastic_training            (forks its 6 ranks; exits 0 when every survivor was right)
  */
@@ -9,6 +10,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -19,12 +21,14 @@ enum { kRanks = 6, kSteps = 12, kVictim = 4, kFailStep = 5, kWidth = 1024 };
 static int train(int rank, dcUniqueId id) {
   dcComm_t comm;
   if (dcCommInitRank(&comm, kRanks, &id, rank, NULL) != dcSuccess) return 2;
-  double model[kWidth] = {0}, grad[kWidth];
+  double model[kWidth] = {0}, previous[kWidth] = {0}, grad[kWidth];
+  int resumed_at = kSteps; /* first step run by the survivors alone */
   for (int step = 0; step < kSteps;) {
     if (rank == kVictim && step == kFailStep) raise(SIGKILL); /* the failure */
     for (int i = 0; i < kWidth; ++i) grad[i] = step + 1;
     dcResult_t r = dcAllReduce(grad, grad, kWidth, dcFloat64, dcSum, comm, NULL);
     if (r == dcSuccess) {
+      memcpy(previous, model, sizeof model); /* the checkpoint a rollback returns to */
       for (int i = 0; i < kWidth; ++i) model[i] += grad[i];
       ++step;
       continue;
@@ -43,10 +47,16 @@ static int train(int rank, dcUniqueId id) {
     }
     dcCommDestroy(comm);
     comm = survivors;
+    /* The failed step may have completed on some survivors: resume from the last step all of
+     * them completed (they are at most one apart), rolling back those one ahead. */
+    int agreed = step;
+    if (dcAllReduce(&step, &agreed, 1, dcInt32, dcMin, comm, NULL) != dcSuccess) return 4;
+    if (agreed < step) memcpy(model, previous, sizeof model);
+    step = resumed_at = agreed;
   }
-  /* Steps before the failure had 6 contributors, the rest 5. */
+  /* Steps before the survivors resumed had 6 contributors, the rest 5. */
   double expected = 0;
-  for (int step = 0; step < kSteps; ++step) expected += (step + 1) * (step < kFailStep ? kRanks : kRanks - 1);
+  for (int step = 0; step < kSteps; ++step) expected += (step + 1) * (step < resumed_at ? kRanks : kRanks - 1);
   int count = 0;
   dcCommCount(comm, &count);
   const int right = model[0] == expected && model[kWidth - 1] == expected && count == kRanks - 1;
