@@ -46,7 +46,7 @@ TEST_P(Faults, SilentPeerFailsEveryoneAfterTheDeadline) {
           auto start = std::chrono::steady_clock::now();
           dcResult_t r = dctest::run_one(comm, dcCollAllReduce, rank, n);
           const double waited = dctest::seconds_since(start);
-          if (r == dcSuccess || waited < 0.9 || waited > 2.0) {
+          if (r == dcSuccess || waited < 0.9 || waited > 3.0) {  // the deadline, plus slack on a loaded machine
             fprintf(stderr, "rank %d: result %d after %.2f s\n", rank, r, waited);
             return 5;
           }
