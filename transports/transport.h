@@ -71,6 +71,10 @@ class Connection {
   // communicator waits for this, so a rank that exits right after its last operation does not
   // leave a peer waiting for a reply that was never written.
   virtual void flush(std::function<void()> done) = 0;
+  // Ends the receives of operation (comm, seq) still waiting here with dcSystemError and makes sure
+  // nothing arriving later is written into their buffers (an operation that failed returns its
+  // buffers to the user, who may reuse them at once).
+  virtual void cancel(uint64_t comm, uint64_t seq) = 0;
   virtual const char* transport_name() const = 0;
   virtual TransportCounters counters() const = 0;
 };

@@ -79,6 +79,19 @@ Status Operation::explained(const Status& status, int peer) const {
                                              describe_signature(status.detail));
 }
 
+void Operation::cancel_receives() {
+  const uint64_t seq = is_collective() ? seq_ : (kPointToPointBit | seq_);
+  std::vector<bool> done(comm_->nranks, false);
+  auto cancel_with = [&](int peer) {
+    if (peer < 0 || peer >= comm_->nranks || done[peer]) return;
+    done[peer] = true;
+    comm_->peer(peer)->cancel(comm_->id, seq);
+  };
+  for (const Step& step : prepared_->plan.steps)
+    if (step.kind == StepKind::Recv || step.kind == StepKind::RecvReduce) cancel_with(step.peer);
+  if (signature_ && comm_->nranks > 1) cancel_with((comm_->rank + comm_->nranks - 1) % comm_->nranks);
+}
+
 bool Operation::waits_on(int peer) const {
   if (signature_ && comm_->nranks > 1) {
     const int n = comm_->nranks;
@@ -247,8 +260,12 @@ void Operation::complete(const Status& status) {
       Engine::instance().post([next] { next->start(); });
     }
   }
-  // A failed step fails the whole communicator: the other ranks must not wait for this one.
-  if (!status.ok()) fail_comm(comm, status);
+  if (!status.ok()) {
+    // No late message of this operation may land in buffers the caller gets back now.
+    cancel_receives();
+    // A failed step fails the whole communicator: the other ranks must not wait for this one.
+    fail_comm(comm, status);
+  }
   batch_->finish(status);
   std::lock_guard<std::mutex> lock(comm->inflight_mutex);
   if (--comm->inflight == 0) comm->inflight_cv.notify_all();

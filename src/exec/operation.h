@@ -70,6 +70,7 @@ class Operation : public std::enable_shared_from_this<Operation> {
   void complete(const Status& status);
   Status explained(const Status& status, int peer) const;
   void exchange_signatures();
+  void cancel_receives();
   void side_step_finished(const Status& status, int peer, bool* done_flag);
   Tag tag_of(const Step& step) const;
   std::byte* address(const BufRef& ref) const;

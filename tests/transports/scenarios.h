@@ -18,6 +18,10 @@ std::string short_and_too_long(RankContext& ctx);
 // Rank 0 sends an eager message, flushes and closes its connection before rank 1 posts the receive;
 // rank 1 still receives it (a rank may send its last message and exit).
 std::string sent_then_closed(RankContext& ctx);
+// Rank 1 cancels its receives of one operation (comm, seq), one still posted and one whose large
+// message is arriving; rank 0 then sends: the receives end with dcSystemError, their buffers stay
+// untouched, and other operations on the connection are unaffected.
+std::string cancelled_receives(RankContext& ctx);
 // Rank 0 SIGKILLs rank 1 (a process) with transfers pending: they fail within a second.
 std::string peer_killed(RankContext& ctx);
 

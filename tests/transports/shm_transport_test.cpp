@@ -83,6 +83,7 @@ TEST_P(ShmTwoRanks, SizesBothWays) {
 }
 TEST_P(ShmTwoRanks, TagsMatchedNotOrder) { EXPECT_EQ("", run(reverse_tags)); }
 TEST_P(ShmTwoRanks, UnexpectedMessages) { EXPECT_EQ("", run(unexpected_messages)); }
+TEST_P(ShmTwoRanks, CancelledReceives) { EXPECT_EQ("", run(cancelled_receives)); }
 TEST_P(ShmTwoRanks, SentThenClosed) { EXPECT_EQ("", run(sent_then_closed, RunOptions{false, true})); }
 TEST_P(ShmTwoRanks, ShortAndTooLong) { EXPECT_EQ("", run(short_and_too_long)); }
 INSTANTIATE_TEST_SUITE_P(Ranks, ShmTwoRanks,

@@ -18,6 +18,7 @@ class TcpTwoRanks : public ::testing::TestWithParam<RankMode> {};
 TEST_P(TcpTwoRanks, SizesBothWays) { EXPECT_EQ("", run_two_ranks(GetParam(), tcp(), sizes_both_ways)); }
 TEST_P(TcpTwoRanks, TagsMatchedNotOrder) { EXPECT_EQ("", run_two_ranks(GetParam(), tcp(), reverse_tags)); }
 TEST_P(TcpTwoRanks, UnexpectedMessages) { EXPECT_EQ("", run_two_ranks(GetParam(), tcp(), unexpected_messages)); }
+TEST_P(TcpTwoRanks, CancelledReceives) { EXPECT_EQ("", run_two_ranks(GetParam(), tcp(), cancelled_receives)); }
 TEST_P(TcpTwoRanks, SentThenClosed) { EXPECT_EQ("", run_two_ranks(GetParam(), tcp(), sent_then_closed, RunOptions{false, true})); }
 TEST_P(TcpTwoRanks, ShortAndTooLong) { EXPECT_EQ("", run_two_ranks(GetParam(), tcp(), short_and_too_long)); }
 

@@ -117,6 +117,24 @@ void MessageChannel::flush(std::function<void()> done) {
   notify_flushed();
 }
 
+void MessageChannel::cancel(uint64_t comm, uint64_t seq) {
+  const Status cancelled = Status::failure(dcSystemError, "DeepComm: receive cancelled: its operation failed");
+  auto of_operation = [&](const Tag& t) { return t.comm == comm && t.seq == seq; };
+  for (auto it = posted_.begin(); it != posted_.end();) {
+    if (!of_operation(it->first)) {
+      ++it;
+      continue;
+    }
+    for (auto& op : it->second) finish_recv(op, cancelled, 0);
+    it = posted_.erase(it);
+  }
+  for (auto& [id, op] : rendezvous_recvs_) {
+    if (!of_operation(op->tag)) continue;
+    op->discard = true;
+    finish_recv(op, cancelled, 0);
+  }
+}
+
 void MessageChannel::notify_flushed() {
   if (!closed_ && (!writing_.empty() || !write_queue_.empty())) return;
   for (auto& waiter : std::exchange(flush_waiters_, {})) boost::asio::post(io_, std::move(waiter));
@@ -215,7 +233,10 @@ void MessageChannel::on_data() {
   const FrameHeader h = in_;
   RecvPtr op = find_rendezvous_recv(h.id);
   if (!op || h.offset + h.length > op->expected) return protocol_error("Data frame out of range");
-  read_payload(static_cast<char*>(op->buf) + h.offset, h.length, [this, op, h] {
+  std::shared_ptr<std::vector<char>> sink;  // a cancelled receive's payload is read and dropped
+  if (op->discard) sink = std::make_shared<std::vector<char>>(h.length);
+  char* into = sink ? sink->data() : static_cast<char*>(op->buf) + h.offset;
+  read_payload(into, h.length, [this, op, h, sink] {
     op->received += h.length;
     if (op->received == op->expected) {
       erase_rendezvous_recv(h.id);

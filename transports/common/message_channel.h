@@ -36,6 +36,7 @@ class MessageChannel : public std::enable_shared_from_this<MessageChannel> {
   void recv(const Tag& tag, void* buf, size_t capacity, Completion done);
   void close(const Status& status);
   void flush(std::function<void()> done);
+  void cancel(uint64_t comm, uint64_t seq);
   const char* transport_name() const { return transport_name_; }
   TransportCounters counters() const { return {bytes_sent_.load(), bytes_received_.load()}; }
   boost::asio::io_context& io() { return io_; }
@@ -54,6 +55,7 @@ class MessageChannel : public std::enable_shared_from_this<MessageChannel> {
     size_t expected = 0;  // message length once matched
     size_t received = 0;  // rendezvous bytes placed so far
     Completion done;
+    bool discard = false;  // cancelled while its payload is in flight: read it, drop it
   };
   using SendPtr = std::shared_ptr<SendOp>;
   using RecvPtr = std::shared_ptr<RecvOp>;
@@ -149,6 +151,7 @@ class OwnedConnection : public Connection {
   }
   void close(const Status& status) override { channel_->close(status); }
   void flush(std::function<void()> done) override { channel_->flush(std::move(done)); }
+  void cancel(uint64_t comm, uint64_t seq) override { channel_->cancel(comm, seq); }
   const char* transport_name() const override { return channel_->transport_name(); }
   TransportCounters counters() const override { return channel_->counters(); }
   MessageChannel& channel() { return *channel_; }

@@ -51,6 +51,18 @@ class SelfConnection : public Connection {
   }
 
   void flush(std::function<void()> done) override { boost::asio::post(io_, std::move(done)); }
+
+  void cancel(uint64_t comm, uint64_t seq) override {
+    const Status cancelled = Status::failure(dcSystemError, "DeepComm: receive cancelled: its operation failed");
+    for (auto it = recvs_.begin(); it != recvs_.end();) {
+      if (it->first.comm != comm || it->first.seq != seq) {
+        ++it;
+        continue;
+      }
+      for (auto& r : it->second) post(std::move(r.done), cancelled, 0);
+      it = recvs_.erase(it);
+    }
+  }
   const char* transport_name() const override { return "self"; }
   TransportCounters counters() const override { return counters_; }
 

@@ -107,7 +107,8 @@ bool ShmChannel::on_slot(const FrameHeader& h) {
       h.offset + h.length > op->expected) {
     return false;
   }
-  if (h.length) std::memcpy(static_cast<char*>(op->buf) + h.offset, segment_->slot(in_half_, h.aux), h.length);
+  if (h.length && !op->discard)
+    std::memcpy(static_cast<char*>(op->buf) + h.offset, segment_->slot(in_half_, h.aux), h.length);
   op->received += h.length;
   FrameHeader freed;
   freed.type = FrameType::SlotFree;
