@@ -20,6 +20,15 @@ namespace dc {
 
 namespace {
 
+// The fields of a caller's dcConfig_t, read only as far as its size says.
+const char* user_comm_name(const dcConfig_t* config) {
+  return config && config->size >= offsetof(dcConfig_t, commName) + sizeof(char*) ? config->commName : nullptr;
+}
+
+void apply_user_blocking(const dcConfig_t* config, Config* into) {
+  if (config && config->size >= offsetof(dcConfig_t, blocking) + sizeof(int)) into->blocking = config->blocking != 0;
+}
+
 // Makes a connected communicator usable: its control channel listens, and the API accepts it.
 void activate(dcComm* comm) {
   call_on_engine([comm] { start_control_channel(comm); }, comm->config.connect_timeout_ms,
@@ -82,10 +91,8 @@ dcComm* start_comm(int nranks, int rank, uint64_t session, const dcConfig_t* con
   comm->rank = rank;
   comm->nranks = nranks;
   comm->id = session;
-  if (config && config->size >= offsetof(dcConfig_t, commName) + sizeof(char*) && config->commName)
-    comm->name = config->commName;
-  if (config && config->size >= offsetof(dcConfig_t, blocking) + sizeof(int))
-    comm->config.blocking = config->blocking != 0;
+  if (const char* name = user_comm_name(config)) comm->name = name;
+  apply_user_blocking(config, &comm->config);
   if (comm->config.blocking) {
     connect(comm.get());
     register_comm(comm.get());
@@ -167,12 +174,10 @@ dcComm* split_comm(dcComm* parent, int color, int key, const dcConfig_t* config)
 
   auto child = std::make_unique<dcComm>();
   child->config = parent->config;
-  if (config && config->size >= offsetof(dcConfig_t, blocking) + sizeof(int))
-    child->config.blocking = config->blocking != 0;
+  apply_user_blocking(config, &child->config);
   child->links = parent->links;
   child->name = parent->name;
-  if (config && config->size >= offsetof(dcConfig_t, commName) + sizeof(char*) && config->commName)
-    child->name = config->commName;
+  if (const char* name = user_comm_name(config)) child->name = name;
   const int parent_rank = parent->rank;
   const std::vector<int> parent_links = parent->link_index;
   const uint64_t parent_id = parent->id;
@@ -263,8 +268,7 @@ dcComm* shrink_comm(dcComm* parent, std::vector<int> excluded, const dcConfig_t*
   child->id = id;
   child->links = parent->links;
   child->name = parent->name;
-  if (config && config->size >= offsetof(dcConfig_t, commName) + sizeof(char*) && config->commName)
-    child->name = config->commName;
+  if (const char* name = user_comm_name(config)) child->name = name;
   for (int r = 0; r < parent->nranks; ++r) {
     if (std::binary_search(excluded.begin(), excluded.end(), r)) continue;
     if (r == parent->rank) child->rank = static_cast<int>(child->link_index.size());
