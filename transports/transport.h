@@ -54,6 +54,11 @@ using Completion = std::function<void(const Status& status, size_t bytes)>;
 struct TransportCounters {
   uint64_t bytes_sent = 0;
   uint64_t bytes_received = 0;
+  // Of bytes_received, large (rendezvous) messages that came through the transport's own staging
+  // memory (shm segment slots), and those copied straight out of the sender's registered memory
+  // mapped into this process.
+  uint64_t bytes_received_staged = 0;
+  uint64_t bytes_received_mapped = 0;
 };
 
 // One established, bidirectional channel to one peer.

@@ -102,6 +102,11 @@ typedef struct {
   uint64_t shmBytesReceived;
   uint64_t tcpBytesSent;
   uint64_t tcpBytesReceived;
+  /* Of shmBytesReceived, large messages that were copied through the connection's shared segment
+   * (the fallback where single copy is not possible), and those copied straight out of the
+   * sender's registered dcMemAlloc/ncclMemAlloc memory mapped into this process. */
+  uint64_t shmBytesStaged;
+  uint64_t shmBytesFromRegistered;
 } dcCounters_t;
 
 const char* dcGetErrorString(dcResult_t result);

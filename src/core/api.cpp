@@ -261,6 +261,8 @@ DC_EXPORT dcResult_t dcCommGetCounters(dcComm_t comm, dcCounters_t* counters) {
             } else {
               c.shmBytesSent += t.bytes_sent;
               c.shmBytesReceived += t.bytes_received;
+              c.shmBytesStaged += t.bytes_received_staged;
+              c.shmBytesFromRegistered += t.bytes_received_mapped;
             }
           }
           return c;

@@ -49,6 +49,7 @@ void MessageChannel::send(const Tag& tag, const void* buf, size_t len, Completio
   h.type = FrameType::Rts;
   h.id = next_id_++;
   h.aux = reinterpret_cast<uintptr_t>(buf);
+  describe_rendezvous(h, buf, len);
   rendezvous_sends_[h.id] = op;
   enqueue(h, nullptr, 0);
 }

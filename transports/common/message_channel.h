@@ -38,7 +38,7 @@ class MessageChannel : public std::enable_shared_from_this<MessageChannel> {
   void flush(std::function<void()> done);
   void cancel(uint64_t comm, uint64_t seq);
   const char* transport_name() const { return transport_name_; }
-  TransportCounters counters() const { return {bytes_sent_.load(), bytes_received_.load()}; }
+  virtual TransportCounters counters() const { return {bytes_sent_.load(), bytes_received_.load()}; }
   boost::asio::io_context& io() { return io_; }
 
  protected:
@@ -60,6 +60,8 @@ class MessageChannel : public std::enable_shared_from_this<MessageChannel> {
   using SendPtr = std::shared_ptr<SendOp>;
   using RecvPtr = std::shared_ptr<RecvOp>;
 
+  // Last touch on an RTS before it is queued (the transport may describe the buffer further).
+  virtual void describe_rendezvous(FrameHeader&, const void* /*buf*/, size_t /*len*/) {}
   // A rendezvous message was matched with `op` (capacity already checked). Default: answer CTS.
   virtual void rendezvous_matched(const RecvPtr& op, const FrameHeader& rts);
   // The receiver is ready for `op`'s payload. Default: one Data frame on the socket.

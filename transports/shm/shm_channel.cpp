@@ -12,10 +12,13 @@
 namespace dc {
 
 ShmChannel::ShmChannel(boost::asio::io_context& io, Socket socket, int peer, pid_t peer_pid,
-                       std::shared_ptr<ShmSegment> segment, bool dialer, bool single_copy)
+                       std::shared_ptr<ShmSegment> segment, std::shared_ptr<ShmRegions> regions,
+                       std::string peer_address, bool dialer, bool single_copy)
     : MessageChannel(io, std::move(socket), peer, "shm"),
       peer_pid_(peer_pid),
       segment_(std::move(segment)),
+      regions_(std::move(regions)),
+      peer_address_(std::move(peer_address)),
       out_half_(dialer ? 0 : 1),
       in_half_(dialer ? 1 : 0),
       single_copy_(single_copy) {
@@ -39,7 +42,48 @@ int ShmChannel::copy_from_peer(void* dst, uint64_t src, size_t len) {
   return 0;
 }
 
+TransportCounters ShmChannel::counters() const {
+  TransportCounters c = MessageChannel::counters();
+  c.bytes_received_staged = staged_bytes_.load();
+  c.bytes_received_mapped = mapped_bytes_.load();
+  return c;
+}
+
+void ShmChannel::describe_rendezvous(FrameHeader& rts, const void* buf, size_t len) {
+  const ExportedRegion* region = regions_->find_export(buf, len);
+  if (!region) return;
+  if (!regions_passed_.count(region->id)) {
+    if (!regions_->send_region(*region, peer_address_)) return;
+    regions_passed_.insert(region->id);
+  }
+  rts.flags |= kFrameInRegion;
+  rts.offset = region->id;
+}
+
+void ShmChannel::withdraw_region(uint64_t id) {
+  if (!regions_passed_.erase(id)) return;
+  FrameHeader h;
+  h.type = FrameType::RegionGone;
+  h.aux = id;
+  enqueue(h, nullptr, 0);
+}
+
+bool ShmChannel::copy_from_region(const RecvPtr& op, const FrameHeader& rts) {
+  const ImportedRegion* region = regions_->find_import(peer(), rts.offset);
+  if (!region || rts.aux < region->remote_base || rts.aux - region->remote_base > region->size ||
+      rts.length > region->size - (rts.aux - region->remote_base)) {
+    return false;
+  }
+  if (rts.length) std::memcpy(op->buf, region->local + (rts.aux - region->remote_base), rts.length);
+  ++mapped_copies_;
+  mapped_bytes_ += rts.length;
+  finish_recv(op, Status::success(), rts.length);
+  send_fin(rts, false);
+  return true;
+}
+
 void ShmChannel::rendezvous_matched(const RecvPtr& op, const FrameHeader& rts) {
+  if ((rts.flags & kFrameInRegion) && copy_from_region(op, rts)) return;
   if (single_copy_) {
     const int err = copy_from_peer(op->buf, rts.aux, rts.length);
     if (err == 0) {
@@ -110,6 +154,7 @@ bool ShmChannel::on_slot(const FrameHeader& h) {
   if (h.length && !op->discard)
     std::memcpy(static_cast<char*>(op->buf) + h.offset, segment_->slot(in_half_, h.aux), h.length);
   op->received += h.length;
+  staged_bytes_ += h.length;
   FrameHeader freed;
   freed.type = FrameType::SlotFree;
   freed.aux = h.aux;
@@ -135,6 +180,9 @@ bool ShmChannel::handle_extra_frame(const FrameHeader& h) {
     }
     case FrameType::Slot:
       return on_slot(h);
+    case FrameType::RegionGone:
+      regions_->drop_import(peer(), h.aux);
+      return true;
     case FrameType::SlotFree:
       if (h.aux >= ShmSegment::kSlots) return false;
       free_slots_.push_back(h.aux);
@@ -146,6 +194,7 @@ bool ShmChannel::handle_extra_frame(const FrameHeader& h) {
 }
 
 void ShmChannel::on_closed() {
+  regions_->drop_imports_of(peer());
   for (auto& s : slot_sends_) finish_send(s.op, close_status());
   slot_sends_.clear();
 }

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <vector>
 
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/post.hpp>
@@ -14,6 +15,7 @@
 #include "src/core/log.h"
 #include "transports/common/connector.h"
 #include "transports/shm/shm_channel.h"
+#include "transports/shm/shm_regions.h"
 #include "transports/shm/shm_segment.h"
 #include "transports/transport.h"
 
@@ -33,9 +35,10 @@ bool single_copy_enabled() {
   return !(v && std::strcmp(v, "0") == 0);
 }
 
-// Memory registration stays the default (no-op): single copy reads the sender's buffer by address at
-// transfer time and the fallback copies through the connection's own segment, so no user buffer is
-// ever mapped or pinned ahead of time.
+// Registering dcMemAlloc/ncclMemAlloc memory makes it shareable with peers (shm_regions.h): their
+// receives copy straight out of it, also where cross-memory attach is forbidden. Other memory needs
+// no registration here: single copy reads it by address at transfer time, and the fallback copies
+// through the connection's own segment.
 class ShmTransport : public Transport {
  public:
   explicit ShmTransport(const TransportOptions& options)
@@ -49,6 +52,7 @@ class ShmTransport : public Transport {
     std::snprintf(name, sizeof name, "deepcomm-shm-%016llx-%d-%08x%08x",
                   static_cast<unsigned long long>(session_), rank_, random(), random());
     address_ = name;
+    regions_ = std::make_shared<ShmRegions>(address_, session_, rank_);
     connector_->listen(abstract_endpoint(address_));
     DC_INFO("shm transport: rank %d listens on @%s (single copy %s)", rank_, address_.c_str(),
             single_copy_ ? "on" : "off");
@@ -64,7 +68,7 @@ class ShmTransport : public Transport {
 
   void connect(int peer, const std::string& peer_address, int timeout_ms, ConnectDone done) override {
     if (peer == rank_) return report(done, Status::failure(dcInvalidArgument, "shm transport: cannot connect to self"));
-    if (rank_ > peer) return accept(peer, timeout_ms, std::move(done));
+    if (rank_ > peer) return accept(peer, peer_address, timeout_ms, std::move(done));
     std::shared_ptr<ShmSegment> segment;
     try {
       segment = ShmSegment::create(session_);
@@ -74,17 +78,43 @@ class ShmTransport : public Transport {
     Hello hello = connector_->own_hello();
     std::snprintf(hello.extra, sizeof hello.extra, "%s", segment->name().c_str());
     connector_->dial(peer, abstract_endpoint(peer_address), hello, timeout_ms,
-                     [this, peer, segment, done](const Status& status,
-                                                 std::unique_ptr<Connector::Socket> socket,
-                                                 const Hello& reply) {
+                     [this, peer, peer_address, segment, done](const Status& status,
+                                                               std::unique_ptr<Connector::Socket> socket,
+                                                               const Hello& reply) {
                        segment->unlink();  // the acceptor mapped it before replying
                        if (!status.ok()) return done(status, nullptr);
-                       established(peer, std::move(socket), reply, segment, true, done);
+                       established(peer, peer_address, std::move(socket), reply, segment, true, done);
                      });
   }
 
+  MemoryRegistration register_memory(void* addr, size_t size) override {
+    const uint64_t id = regions_->export_region(addr, size);
+    if (!id) {
+      DC_INFO("shm transport: registered memory at %p is not from ncclMemAlloc; peers read it by "
+              "cross-memory attach where allowed, else through the connection's segment", addr);
+      return MemoryRegistration{addr, size, nullptr};
+    }
+    return MemoryRegistration{addr, size, std::make_shared<uint64_t>(id)};
+  }
+
+  void deregister_memory(MemoryRegistration& registration) override {
+    if (!registration.transport_state) return;
+    const uint64_t id = *static_cast<uint64_t*>(registration.transport_state.get());
+    for (auto it = channels_.begin(); it != channels_.end();) {
+      auto channel = it->lock();
+      if (!channel) {
+        it = channels_.erase(it);
+        continue;
+      }
+      channel->withdraw_region(id);
+      ++it;
+    }
+    regions_->unexport_region(id);
+    registration.transport_state.reset();
+  }
+
  private:
-  void accept(int peer, int timeout_ms, ConnectDone done) {
+  void accept(int peer, const std::string& peer_address, int timeout_ms, ConnectDone done) {
     auto segment = std::make_shared<std::shared_ptr<ShmSegment>>();
     auto prepare = [segment](const Hello& hello, Hello&) {
       try {
@@ -95,18 +125,20 @@ class ShmTransport : public Transport {
       return Status::success();
     };
     connector_->accept(peer, timeout_ms, prepare,
-                       [this, peer, segment, done](const Status& status,
-                                                   std::unique_ptr<Connector::Socket> socket,
-                                                   const Hello& hello) {
+                       [this, peer, peer_address, segment, done](const Status& status,
+                                                                 std::unique_ptr<Connector::Socket> socket,
+                                                                 const Hello& hello) {
                          if (!status.ok()) return done(status, nullptr);
-                         established(peer, std::move(socket), hello, *segment, false, done);
+                         established(peer, peer_address, std::move(socket), hello, *segment, false, done);
                        });
   }
 
-  void established(int peer, std::unique_ptr<Connector::Socket> socket, const Hello& hello,
-                   std::shared_ptr<ShmSegment> segment, bool dialer, const ConnectDone& done) {
-    auto channel = std::make_shared<ShmChannel>(io_, std::move(*socket), peer, hello.pid,
-                                                std::move(segment), dialer, single_copy_);
+  void established(int peer, const std::string& peer_address, std::unique_ptr<Connector::Socket> socket,
+                   const Hello& hello, std::shared_ptr<ShmSegment> segment, bool dialer,
+                   const ConnectDone& done) {
+    auto channel = std::make_shared<ShmChannel>(io_, std::move(*socket), peer, hello.pid, std::move(segment),
+                                                regions_, peer_address, dialer, single_copy_);
+    channels_.push_back(channel);
     channel->start();
     done(Status::success(), std::make_shared<OwnedConnection>(channel));
   }
@@ -121,6 +153,8 @@ class ShmTransport : public Transport {
   bool single_copy_;
   std::shared_ptr<Connector> connector_;
   std::string address_;
+  std::shared_ptr<ShmRegions> regions_;
+  std::vector<std::weak_ptr<ShmChannel>> channels_;  // to withdraw deregistered regions
 };
 
 }  // namespace
