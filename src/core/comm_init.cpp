@@ -9,6 +9,7 @@
 #include "src/core/bootstrap.h"
 #include "src/core/communicator.h"
 #include "src/core/engine_call.h"
+#include "src/core/flat_setup.h"
 #include "src/core/log.h"
 #include "src/core/peer_setup.h"
 #include "src/core/registration.h"
@@ -198,6 +199,7 @@ dcComm* split_comm(dcComm* parent, int color, int key, const dcConfig_t* config)
     c->next_recv_seq.assign(c->nranks, 0);
     call_on_engine([c] { start_control_channel(c); }, c->config.connect_timeout_ms,
                    "starting the control channel");
+    attach_flat_board(c);
   };
   if (child->config.blocking) {
     finish(child.get());
@@ -278,6 +280,7 @@ dcComm* shrink_comm(dcComm* parent, std::vector<int> excluded, const dcConfig_t*
   child->next_send_seq.assign(child->nranks, 0);
   child->next_recv_seq.assign(child->nranks, 0);
   activate(child.get());
+  attach_flat_board(child.get());
   return child.release();
 }
 

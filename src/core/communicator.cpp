@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "src/core/registration.h"
+#include "src/exec/flat_board.h"
 #include "src/exec/engine.h"
 
 void dcComm::set_error(dcResult_t code, const std::string& message) {
@@ -14,7 +15,8 @@ void dcComm::set_error(dcResult_t code, const std::string& message) {
   }
 }
 
-dcComm::~dcComm() = default;  // here, where Registration is complete
+dcComm::dcComm() = default;  // here, where Registration and FlatBoard are complete
+dcComm::~dcComm() = default;
 
 dc::Status dcComm::error() {
   std::lock_guard<std::mutex> lock(error_mutex);

@@ -26,6 +26,7 @@ namespace dc {
 
 class Operation;
 class OpBatch;
+class FlatBoard;
 struct Registration;
 struct ControlChannel;
 
@@ -94,6 +95,14 @@ struct dcComm {
   std::mutex pending_mutex;
   std::vector<std::shared_ptr<dc::OpBatch>> pending;
 
+  // Small collectives among ranks on one host (flat_collective.h): the board, when every rank
+  // mapped it, and the caller's count of flat operations. The engine records there the earliest
+  // point a peer left at (its collective count), for flat operations that would wait for it.
+  std::unique_ptr<dc::FlatBoard> board;
+  uint64_t next_flat_round = 0;
+  std::atomic<uint64_t> flat_departure{UINT64_MAX};
+  std::atomic<int> flat_departed_rank{-1};
+
   // Memory registered with this communicator (registration.h).
   std::mutex registrations_mutex;
   std::vector<std::unique_ptr<dc::Registration>> registrations;
@@ -103,6 +112,7 @@ struct dcComm {
   std::mutex error_mutex;
   std::string error_message;
 
+  dcComm();  // out of line, where the members' types are complete
   ~dcComm();
   dc::Connection* peer(int r) const { return links->peers[link_index[r]].get(); }
   void set_error(dcResult_t code, const std::string& message);

@@ -57,6 +57,8 @@ Config Config::from_environment() {
     c.chunk_bytes = parse_unsigned("DEEPCOMM_CHUNK_BYTES", v, 64, 1ull << 30);
   if (const char* v = env("DEEPCOMM_TREE_THRESHOLD"))
     c.tree_threshold_bytes = parse_unsigned("DEEPCOMM_TREE_THRESHOLD", v, 0, 1ull << 40);
+  if (const char* v = env("DEEPCOMM_FLAT_BYTES"))
+    c.flat_bytes = parse_unsigned("DEEPCOMM_FLAT_BYTES", v, 0, 16ull << 20);
   if (const char* v = env("DEEPCOMM_TIMEOUT"))
     c.timeout_ms = static_cast<int>(parse_unsigned("DEEPCOMM_TIMEOUT", v, 1, 2000000) * 1000);
   if (const char* v = env("DEEPCOMM_CONNECT_TIMEOUT"))
@@ -73,6 +75,7 @@ std::vector<std::string> Config::plan_shaping_entries() const {
       "DEEPCOMM_ALGO=" + (algorithm.empty() ? std::string("auto") : algorithm),
       "DEEPCOMM_CHUNK_BYTES=" + std::to_string(chunk_bytes),
       "DEEPCOMM_TREE_THRESHOLD=" + std::to_string(tree_threshold_bytes),
+      "DEEPCOMM_FLAT_BYTES=" + std::to_string(flat_bytes),
   };
 }
 

@@ -4,8 +4,12 @@
 #include <chrono>
 #include <limits>
 #include <map>
+#include <set>
 #include <vector>
 
+#include "src/exec/flat_board.h"
+#include "src/exec/flat_collective.h"
+#include "src/exec/signature.h"
 #include "src/kernels/reduce.h"
 #include "src/plan/cost_model.h"
 
@@ -16,8 +20,10 @@ namespace {
 struct PendingOp {
   dcComm* comm;
   OpArgs args;
-  std::shared_ptr<const PreparedPlan> plan;
+  std::shared_ptr<const PreparedPlan> plan;  // null for a flat operation
   uint64_t seq;
+  bool flat = false;
+  uint64_t flat_round = 0;
 };
 
 struct GroupState {
@@ -96,21 +102,97 @@ PendingOp prepare(dcComm* comm, const OpArgs& args) {
     Status failure = comm->error();
     throw Error(failure.code, failure.message);
   }
-  PendingOp p{comm, args, plan_for(comm, args), 0};
+  const bool flat = flat_eligible(comm, args);
+  PendingOp p{comm, args, flat ? nullptr : plan_for(comm, args), 0};
   if (args.collective == dcCollSend) p.seq = comm->next_send_seq[args.root]++;
   else if (args.collective == dcCollRecv) p.seq = comm->next_recv_seq[args.root]++;
   else p.seq = comm->next_collective_seq++;
+  // On a board, every collective leaves its signature for flat operations to check against.
+  if (comm->board && args.collective != dcCollSend && args.collective != dcCollRecv)
+    comm->board->note_signature(comm->rank, p.seq, operation_signature(args));
+  if (flat) {
+    p.flat = true;
+    p.flat_round = comm->next_flat_round++;
+  }
   return p;
+}
+
+Status timeout_status(int timeout_ms) {
+  return Status::failure(dcSystemError, "DeepComm: an operation made no progress within DEEPCOMM_TIMEOUT (" +
+                                            std::to_string(timeout_ms / 1000) +
+                                            " s); a peer stalled or stopped calling");
+}
+
+// A flat operation counts as in flight (destroy and abort wait for it) from its post to its end.
+void begin_flat(dcComm* comm) {
+  std::lock_guard<std::mutex> lock(comm->inflight_mutex);
+  ++comm->inflight;
+}
+
+void end_flat(dcComm* comm) {
+  std::lock_guard<std::mutex> lock(comm->inflight_mutex);
+  if (--comm->inflight == 0) comm->inflight_cv.notify_all();
+}
+
+// Issue order: a flat operation starts after the communicator's operations on the engine ended.
+void wait_engine_idle(dcComm* comm) {
+  std::unique_lock<std::mutex> lock(comm->inflight_mutex);
+  if (comm->inflight_cv.wait_for(lock, std::chrono::milliseconds(comm->config.timeout_ms),
+                                 [comm] { return comm->inflight == 0; }))
+    return;
+  lock.unlock();
+  fail_comm_from_caller(comm, timeout_status(comm->config.timeout_ms));
+  Status failure = comm->error();
+  throw Error(failure.code, failure.message);
+}
+
+// Runs flat operations in waves of at most one per communicator: a wave posts all of its
+// operations before it waits for any, so one thread can drive several ranks' communicators in a
+// group. Throws the first error after every operation ended.
+void run_flat(const std::vector<const PendingOp*>& ops) {
+  Status first_error;
+  std::vector<const PendingOp*> left = ops;
+  while (!left.empty()) {
+    std::vector<FlatOp> wave;
+    std::vector<const PendingOp*> later;
+    std::set<dcComm*> in_wave;
+    for (const PendingOp* p : left) {
+      if (!in_wave.insert(p->comm).second) {
+        later.push_back(p);
+        continue;
+      }
+      wave.push_back(FlatOp{p->comm, p->args, p->seq, operation_signature(p->args), p->flat_round});
+    }
+    std::vector<dcComm*> posted;
+    for (const FlatOp& op : wave) {
+      try {
+        wait_engine_idle(op.comm);
+        begin_flat(op.comm);
+        posted.push_back(op.comm);
+        flat_post(op);
+      } catch (const Error& e) {
+        if (first_error.ok()) first_error = Status::failure(e.code(), e.what());
+      }
+    }
+    for (const FlatOp& op : wave) {
+      if (std::find(posted.begin(), posted.end(), op.comm) == posted.end()) continue;
+      try {
+        flat_finish(op);
+      } catch (const Error& e) {
+        if (first_error.ok()) first_error = Status::failure(e.code(), e.what());
+      }
+      end_flat(op.comm);
+    }
+    left = std::move(later);
+  }
+  if (!first_error.ok()) throw Error(first_error.code, first_error.message);
 }
 
 void wait_batch(const std::shared_ptr<OpBatch>& batch, int timeout_ms, const std::vector<dcComm*>& comms) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   if (!batch->wait_until(deadline)) {
     // Fail the communicators (and tell the other ranks): the operations end now, with this error.
-    const Status timeout = Status::failure(
-        dcSystemError, "DeepComm: an operation made no progress within DEEPCOMM_TIMEOUT (" +
-                           std::to_string(timeout_ms / 1000) + " s); a peer stalled or stopped calling");
-    for (dcComm* c : comms) fail_comm_from_caller(c, timeout);
+    for (dcComm* c : comms) fail_comm_from_caller(c, timeout_status(timeout_ms));
     batch->wait_until(std::chrono::steady_clock::now() + std::chrono::seconds(5));
   }
   Status st = batch->status();
@@ -181,6 +263,16 @@ dcResult_t issue(dcComm* comm, const OpArgs& args, dcRequest_t* request) {
     return dcSuccess;
   }
   PendingOp p = prepare(comm, args);
+  if (p.flat) {
+    // Complete on return, whatever the caller asked for: a request is handed back finished.
+    run_flat({&p});
+    if (request) {
+      auto done = std::make_shared<OpBatch>(1);
+      done->finish(Status::success());
+      *request = new dcRequest{done, comm->config.timeout_ms};
+    }
+    return dcSuccess;
+  }
   auto batch = std::make_shared<OpBatch>(1);
   submit(std::make_shared<Operation>(p.comm, p.args, p.plan, p.seq, batch));
   if (request) {
@@ -193,6 +285,21 @@ dcResult_t issue(dcComm* comm, const OpArgs& args, dcRequest_t* request) {
   }
   wait_batch(batch, comm->config.timeout_ms, {comm});
   return dcSuccess;
+}
+
+int32_t agree_min(dcComm* comm, int32_t value) {
+  int32_t result = value;
+  OpArgs a;
+  a.collective = dcCollAllReduce;
+  a.sendbuf = &value;
+  a.recvbuf = &result;
+  a.count = 1;
+  a.datatype = dcInt32;
+  a.op = dcMin;
+  auto batch = std::make_shared<OpBatch>(1);
+  submit(std::make_shared<Operation>(comm, a, plan_for(comm, a), comm->next_collective_seq++, batch));
+  wait_batch(batch, comm->config.timeout_ms, {comm});
+  return result;
 }
 
 void group_start() { ++t_group.depth; }
@@ -209,15 +316,31 @@ dcResult_t group_end() {
     if (!first_error.ok()) throw Error(first_error.code, first_error.message);
     return dcSuccess;
   }
-  auto batch = std::make_shared<OpBatch>(static_cast<int>(ops.size()));
+  // The engine's operations start first and flat ones run after them on this thread (see README:
+  // a group's operations must not depend on one another's results).
+  std::vector<const PendingOp*> flat;
+  for (const auto& p : ops)
+    if (p.flat) flat.push_back(&p);
+  const int on_engine = static_cast<int>(ops.size() - flat.size());
+  auto batch = std::make_shared<OpBatch>(on_engine);
   std::vector<dcComm*> comms;
   int timeout_ms = 0;
   bool nonblocking = false;
   for (auto& p : ops) {
+    if (p.flat) continue;
     submit(std::make_shared<Operation>(p.comm, p.args, p.plan, p.seq, batch));
     comms.push_back(p.comm);
     timeout_ms = std::max(timeout_ms, p.comm->config.timeout_ms);
     nonblocking = nonblocking || !p.comm->config.blocking;
+  }
+  try {
+    run_flat(flat);
+  } catch (const Error& e) {
+    if (first_error.ok()) first_error = Status::failure(e.code(), e.what());
+  }
+  if (on_engine == 0) {
+    if (!first_error.ok()) throw Error(first_error.code, first_error.message);
+    return dcSuccess;
   }
   if (!first_error.ok()) throw Error(first_error.code, first_error.message);
   if (nonblocking) {
@@ -235,8 +358,11 @@ double group_simulate_end() {
   std::vector<PendingOp> ops = std::move(t_group.ops);
   t_group = GroupState{};
   std::map<dcComm*, double> per_comm;
-  for (const auto& p : ops)
-    per_comm[p.comm] += plan_time_seconds(p.plan->plan, datatype_size(p.args.datatype));
+  for (const auto& p : ops) {
+    // A flat operation is priced by the plan it would otherwise run (an upper bound).
+    const auto plan = p.plan ? p.plan : plan_for(p.comm, p.args);
+    per_comm[p.comm] += plan_time_seconds(plan->plan, datatype_size(p.args.datatype));
+  }
   double longest = 0;
   for (const auto& [comm, seconds] : per_comm) longest = std::max(longest, seconds);
   return longest;

@@ -20,6 +20,9 @@ void validate(dcComm* comm, const OpArgs& args);
 // dcInProgress (dcCommGetAsyncError reports its progress).
 dcResult_t issue(dcComm* comm, const OpArgs& args, dcRequest_t* request);
 
+// An all-reduce (min) of one value on the engine, for set-up steps (no validation, no flat path).
+int32_t agree_min(dcComm* comm, int32_t value);
+
 void group_start();
 // dcInProgress when the group holds operations of a nonblocking communicator (they were started).
 dcResult_t group_end();

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "src/core/engine_call.h"
+#include "src/core/flat_setup.h"
 #include "src/core/log.h"
 #include "src/exec/comm_failure.h"
 #include "src/exec/engine.h"
@@ -175,6 +176,7 @@ void finish_setup(dcComm* comm, const std::vector<RankCard>& cards, const std::v
   comm->next_recv_seq.assign(comm->nranks, 0);
   call_on_engine([comm] { start_control_channel(comm); }, comm->config.connect_timeout_ms,
                  "starting the control channel");
+  attach_flat_board(comm);
   DC_INFO("comm %016llx rank %d/%d ready", static_cast<unsigned long long>(comm->id), comm->rank, comm->nranks);
 }
 

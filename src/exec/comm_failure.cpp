@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "src/core/log.h"
+#include "src/exec/flat_board.h"
 #include "src/exec/operation.h"
 #include "src/exec/signature.h"
 
@@ -77,6 +78,11 @@ bool fail_if_waiting_on(dcComm* comm, const Operation& op, const Departure& d) {
 // An orderly leave of a peer: fails the communicator only if an operation still needs it.
 void peer_left(dcComm* comm, const Departure& d) {
   comm->control->left.push_back(d);
+  if (d.collectives < comm->flat_departure.load()) {
+    comm->flat_departed_rank = d.peer;
+    comm->flat_departure = d.collectives;
+  }
+  if (comm->board) comm->board->wake_all();
   for (const auto& op : comm->active_ops)
     if (fail_if_waiting_on(comm, *op, d)) return;
 }
@@ -122,6 +128,7 @@ void fail_comm(dcComm* comm, const Status& status) {
   notify(comm, status);
   auto ops = comm->active_ops;  // completing an operation removes it from the set
   for (const auto& op : ops) op->fail(status);
+  if (comm->board) comm->board->wake_all();  // a flat operation waiting on the board sees it now
 }
 
 void start_control_channel(dcComm* comm) {

@@ -1,5 +1,6 @@
 // A sampled subset of the matrix with ranks as processes, over each transport (shared memory,
-// TCP), forked right after the parent (not a rank) made the unique id.
+// TCP), forked right after the parent (not a rank) made the unique id. Over shared memory the small
+// cases run on the flat board, and once more with it off.
 #include <gtest/gtest.h>
 
 #include "tests/support/collective_check.h"
@@ -9,6 +10,7 @@ namespace {
 struct ProcessSetup {
   int nranks;
   const char* transport;
+  bool flat = true;  // false: DEEPCOMM_FLAT_BYTES=0 (small shm collectives on the engine too)
 };
 
 class MatrixOnProcesses : public ::testing::TestWithParam<ProcessSetup> {};
@@ -17,7 +19,7 @@ TEST_P(MatrixOnProcesses, SampledCases) {
   const ProcessSetup s = GetParam();
   const auto cases = dctest::sampled_matrix(s.nranks, {0, 1, 7, 13, 1031}, 3);
   std::string errors = dctest::run_as_processes(
-      s.nranks, {{"DEEPCOMM_TRANSPORT", s.transport}},
+      s.nranks, {{"DEEPCOMM_TRANSPORT", s.transport}, {"DEEPCOMM_FLAT_BYTES", s.flat ? "65536" : "0"}},
       [&](int rank, int n, const dcUniqueId& id) {
         dcComm_t comm = nullptr;
         if (dcCommInitRank(&comm, n, &id, rank, nullptr) != dcSuccess) {
@@ -47,11 +49,14 @@ TEST_P(MatrixOnProcesses, SampledCases) {
 
 INSTANTIATE_TEST_SUITE_P(Transports, MatrixOnProcesses,
                          ::testing::Values(ProcessSetup{2, "shm"}, ProcessSetup{3, "shm"}, ProcessSetup{4, "shm"},
-                                           ProcessSetup{5, "shm"}, ProcessSetup{8, "shm"}, ProcessSetup{2, "tcp"},
+                                           ProcessSetup{5, "shm"}, ProcessSetup{8, "shm"},
+                                           ProcessSetup{3, "shm", false}, ProcessSetup{8, "shm", false},
+                                           ProcessSetup{2, "tcp"},
                                            ProcessSetup{3, "tcp"}, ProcessSetup{4, "tcp"}, ProcessSetup{5, "tcp"},
                                            ProcessSetup{8, "tcp"}),
                          [](const auto& info) {
-                           return std::string(info.param.transport) + "_" + std::to_string(info.param.nranks);
+                           return std::string(info.param.transport) + (info.param.flat ? "_" : "_engine_") +
+                                  std::to_string(info.param.nranks);
                          });
 
 }  // namespace

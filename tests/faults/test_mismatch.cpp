@@ -25,6 +25,8 @@ struct Deviation {
   std::vector<std::string> words;
 };
 
+constexpr size_t kLargeCount = 1 << 20;
+
 dcResult_t call(dcComm_t comm, int deviation, bool odd, std::vector<float>& in, std::vector<float>& out) {
   if (deviation == 4) return dcBroadcast(in.data(), out.data(), 4096, dcFloat32, odd ? 1 : 0, comm, nullptr);
   if (!odd) return dcAllReduce(in.data(), out.data(), 4096, dcFloat32, dcSum, comm, nullptr);
@@ -32,6 +34,8 @@ dcResult_t call(dcComm_t comm, int deviation, bool odd, std::vector<float>& in, 
     case 0: return dcBroadcast(in.data(), out.data(), 4096, dcFloat32, 0, comm, nullptr);
     case 1: return dcAllReduce(in.data(), out.data(), 2048, dcFloat32, dcSum, comm, nullptr);
     case 2: return dcAllReduce(in.data(), out.data(), 4096, dcInt32, dcSum, comm, nullptr);
+    // Large enough for the engine while the others' call fits the flat board (shm): the paths differ.
+    case 5: return dcAllReduce(in.data(), out.data(), kLargeCount, dcFloat32, dcSum, comm, nullptr);
     default: return dcAllReduce(in.data(), out.data(), 4096, dcFloat32, dcMax, comm, nullptr);
   }
 }
@@ -40,19 +44,20 @@ const Deviation kDeviations[] = {{"collective", {"AllReduce", "Broadcast"}},
                                  {"count", {"count=4096", "count=2048"}},
                                  {"datatype", {"float", "int32"}},
                                  {"op", {"sum", "max"}},
-                                 {"root", {"root=0", "root=1"}}};
+                                 {"root", {"root=0", "root=1"}},
+                                 {"path", {"count=4096", "count=1048576"}}};
 
 class Mismatch : public ::testing::TestWithParam<MismatchSetup> {};
 
 TEST_P(Mismatch, EveryRankGetsInvalidUsageNamingBothCalls) {
   const MismatchSetup s = GetParam();
-  for (int d = 0; d < 5; ++d) {
+  for (int d = 0; d < 6; ++d) {
     std::string errors = dctest::run_as_processes(
         s.nranks, {{"DEEPCOMM_TRANSPORT", s.transport}, {"DEEPCOMM_TIMEOUT", "30"}},
         [&](int rank, int n, const dcUniqueId& id) {
           dcComm_t comm;
           if (dcCommInitRank(&comm, n, &id, rank, nullptr) != dcSuccess) return 2;
-          std::vector<float> in(4096, 1.0f), out(4096, 0.0f);
+          std::vector<float> in(kLargeCount, 1.0f), out(kLargeCount, 0.0f);
           auto start = std::chrono::steady_clock::now();
           dcResult_t r = call(comm, d, rank == n - 1, in, out);
           // A rank whose part never met the odd call (a broadcast chain before the odd rank) may

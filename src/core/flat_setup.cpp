@@ -1,0 +1,56 @@
+#include "src/core/flat_setup.h"
+
+#include <cstring>
+
+#include "src/core/issue.h"
+#include "src/core/log.h"
+#include "src/exec/flat_board.h"
+
+namespace dc {
+
+namespace {
+
+// All peers on this host over shared memory (the same answer on every rank: a rank with a peer on
+// another host has all of that host's ranks as such peers, and they have it).
+bool all_peers_on_host(const dcComm* comm) {
+  for (int r = 0; r < comm->nranks; ++r)
+    if (r != comm->rank && std::strcmp(comm->peer(r)->transport_name(), "shm") != 0) return false;
+  return true;
+}
+
+void map_board_everywhere(dcComm* comm) {
+  const size_t slot_bytes = comm->config.flat_bytes;
+  if (comm->nranks < 2 || slot_bytes == 0 || !all_peers_on_host(comm)) return;
+  std::unique_ptr<FlatBoard> board;
+  if (comm->rank == 0) {
+    try {
+      board = FlatBoard::create(comm->id, comm->nranks, slot_bytes);
+    } catch (const Error& e) {
+      DC_INFO("%s; small collectives use the engine", e.what());
+    }
+  }
+  if (!agree_min(comm, comm->rank != 0 || board)) return;
+  if (comm->rank != 0) {
+    try {
+      board = FlatBoard::open(comm->id, comm->nranks, slot_bytes);
+    } catch (const Error& e) {
+      DC_INFO("%s; small collectives use the engine", e.what());
+    }
+  }
+  const bool everyone = agree_min(comm, board != nullptr);
+  if (board) board->unlink();
+  if (everyone) comm->board = std::move(board);
+}
+
+}  // namespace
+
+void attach_flat_board(dcComm* comm) {
+  try {
+    map_board_everywhere(comm);
+  } catch (const Error& e) {
+    // The communicator failed meanwhile; its next call reports why, so a missing board is moot.
+    DC_INFO("comm %016llx: no flat board: %s", static_cast<unsigned long long>(comm->id), e.what());
+  }
+}
+
+}  // namespace dc

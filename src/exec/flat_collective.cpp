@@ -1,0 +1,165 @@
+#include "src/exec/flat_collective.h"
+
+#include <chrono>
+#include <cstring>
+#include <string>
+
+#include "src/exec/flat_board.h"
+#include "src/exec/signature.h"
+#include "src/kernels/reduce.h"
+
+namespace dc {
+
+namespace {
+
+bool is_reduction(dcCollective_t c) {
+  return c == dcCollAllReduce || c == dcCollReduce || c == dcCollReduceScatter;
+}
+
+// Bytes one rank puts on the board for this call (the same on every rank: its size decides the
+// path, so it must not depend on the rank).
+uint64_t board_bytes(const OpArgs& a, int nranks) {
+  const uint64_t bytes = a.count * datatype_size(a.datatype);
+  switch (a.collective) {
+    case dcCollReduceScatter:
+    case dcCollAlltoAll:
+    case dcCollScatter: return bytes * static_cast<uint64_t>(nranks);
+    default: return bytes;
+  }
+}
+
+// Whether this rank contributes data (the others still post, to say they arrived).
+bool contributes(const OpArgs& a, int rank) {
+  if (a.collective == dcCollBroadcast || a.collective == dcCollScatter) return rank == a.root;
+  return true;
+}
+
+// dst = inputs of all ranks at element offset `at`, combined in rank order.
+void combine(const FlatOp& op, FlatBoard& board, void* dst, uint64_t at) {
+  const OpArgs& a = op.args;
+  const size_t elem = datatype_size(a.datatype);
+  const int n = op.comm->nranks;
+  auto input = [&](int q) { return board.buffer(q, op.round) + at * elem; };
+  if (n == 1) {
+    std::memcpy(dst, input(0), a.count * elem);
+  } else {
+    reduce(a.datatype, a.op, dst, input(0), input(1), a.count);
+    for (int q = 2; q < n; ++q) reduce(a.datatype, a.op, dst, dst, input(q), a.count);
+  }
+  if (a.op == dcAvg) finalize_avg(a.datatype, dst, a.count, n);
+}
+
+void write_output(const FlatOp& op, FlatBoard& board) {
+  const OpArgs& a = op.args;
+  const int n = op.comm->nranks;
+  const int r = op.comm->rank;
+  const size_t block = a.count * datatype_size(a.datatype);
+  char* out = static_cast<char*>(a.recvbuf);
+  switch (a.collective) {
+    case dcCollAllReduce: return combine(op, board, out, 0);
+    case dcCollReduce:
+      if (r == a.root) combine(op, board, out, 0);
+      return;
+    case dcCollReduceScatter: return combine(op, board, out, static_cast<uint64_t>(r) * a.count);
+    case dcCollBroadcast: return std::memcpy(out, board.buffer(a.root, op.round), block), void();
+    case dcCollScatter: return std::memcpy(out, board.buffer(a.root, op.round) + r * block, block), void();
+    case dcCollAllGather:
+    case dcCollGather:
+      if (a.collective == dcCollGather && r != a.root) return;
+      for (int q = 0; q < n; ++q) std::memcpy(out + q * block, board.buffer(q, op.round), block);
+      return;
+    case dcCollAlltoAll:
+      for (int q = 0; q < n; ++q) std::memcpy(out + q * block, board.buffer(q, op.round) + r * block, block);
+      return;
+    default:
+      return;
+  }
+}
+
+// What a wait on the board ended with.
+struct Outcome {
+  enum Kind { Ready, Failed, Mismatch, Departed, Timeout } kind = Ready;
+  int peer = -1;
+  uint64_t peer_signature = 0;
+};
+
+[[noreturn]] void fail_with(const FlatOp& op, const Outcome& o) {
+  dcComm* comm = op.comm;
+  if (o.kind == Outcome::Failed) {
+    Status failure = comm->error();
+    throw Error(failure.code, failure.message);
+  }
+  const std::string call = describe_signature(op.signature);
+  Status status;
+  if (o.kind == Outcome::Mismatch) {
+    status = Status::failure(dcInvalidUsage, "DeepComm: ranks called different operations as operation #" +
+                                                 std::to_string(op.seq) + " of the communicator: rank " +
+                                                 std::to_string(comm->rank) + " called " + call + ", rank " +
+                                                 std::to_string(o.peer) + " called " +
+                                                 describe_signature(o.peer_signature));
+  } else if (o.kind == Outcome::Departed) {
+    status = Status::failure(dcInvalidUsage, "DeepComm: ranks made a different number of calls: rank " +
+                                                 std::to_string(o.peer) + " destroyed the communicator while rank " +
+                                                 std::to_string(comm->rank) + " waits for it in operation #" +
+                                                 std::to_string(op.seq) + ", " + call);
+  } else {
+    status = Status::failure(dcSystemError, "DeepComm: an operation made no progress within DEEPCOMM_TIMEOUT (" +
+                                                std::to_string(comm->config.timeout_ms / 1000) +
+                                                " s); a peer stalled or stopped calling");
+  }
+  fail_comm_from_caller(comm, status);
+  Status failure = comm->error();  // the first failure wins (a peer's notice may have been earlier)
+  throw Error(failure.code, failure.message);
+}
+
+}  // namespace
+
+bool flat_eligible(const dcComm* comm, const OpArgs& args) {
+  if (!comm->board || args.count == 0) return false;
+  if (args.collective == dcCollSend || args.collective == dcCollRecv) return false;
+  if (is_reduction(args.collective) && (args.op < 0 || args.op >= dcNumOps)) return false;  // user ops
+  return board_bytes(args, comm->nranks) <= comm->board->slot_bytes();
+}
+
+void flat_post(const FlatOp& op) {
+  FlatBoard& board = *op.comm->board;
+  const int r = op.comm->rank;
+  if (contributes(op.args, r))
+    std::memcpy(board.buffer(r, op.round), op.args.sendbuf, board_bytes(op.args, op.comm->nranks));
+  board.post(r, op.round);
+}
+
+void flat_finish(const FlatOp& op) {
+  dcComm* comm = op.comm;
+  FlatBoard& board = *comm->board;
+  Outcome outcome;
+  auto ready = [&] {
+    if (comm->async_error.load() != dcSuccess) {
+      outcome.kind = Outcome::Failed;
+      return true;
+    }
+    if (op.seq >= comm->flat_departure.load()) {
+      outcome = Outcome{Outcome::Departed, comm->flat_departed_rank.load(), 0};
+      return true;
+    }
+    bool all = true;
+    for (int q = 0; q < comm->nranks; ++q) {
+      if (q == comm->rank) continue;
+      uint64_t signature = 0;
+      const bool known = board.signature_of(q, op.seq, &signature);
+      if (known && signature != op.signature) {
+        outcome = Outcome{Outcome::Mismatch, q, signature};
+        return true;
+      }
+      // A post of this round counts once the peer's history shows this very call.
+      all = all && known && board.posted(q, op.round);
+    }
+    return all;
+  };
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(comm->config.timeout_ms);
+  if (!board.wait(ready, deadline)) outcome.kind = Outcome::Timeout;
+  if (outcome.kind != Outcome::Ready) fail_with(op, outcome);
+  write_output(op, board);
+}
+
+}  // namespace dc
