@@ -56,6 +56,16 @@ B is the single-thread memcpy rate measured in the same invocation (bytes read +
 second). Caveat: one thread may not saturate memory (two cores may draw more), which makes the
 bound lower than the machine's true limit; data that stays in cache moves faster still (only
 sizes well above the caches, e.g. 64 MiB, should be held against it).
+
+The other collectives' single-copy bounds, by the same counting (each byte that changes rank is
+read once at its source and written once at its destination; S is nccl-tests' size):
+
+| collective | bytes through memory, all ranks | busbw ≤ |
+| --- | --- | --- |
+| all-gather (S = whole output) | 2nS | (n−1)/n · B / (2n) |
+| reduce-scatter (S = whole input) | (n+1)S | (n−1)/n · B / (n+1) |
+| broadcast | 2nS | B / (2n) |
+| all-to-all (S = whole input) | 2nS | (n−1)/n · B / (2n) |
 """
 
 
@@ -102,6 +112,10 @@ def markdown(runs, pngs, doc_dir):
                            f"64 MiB, {ours:.3g} GB/s, is **{ours / (bounds['single_copy'] / 1e9):.0%}** of the "
                            f"memory bound ({ours / (bounds['copy_through'] / 1e9):.0%} of the copy-through one, "
                            f"{ours / (bounds['any_design'] / 1e9):.0%} of the any-design one).\n")
+    if mem:
+        out.append("DeepComm's busbw at the largest size of each shared-memory run against its bound:\n")
+        out += report.bound_lines(results, mem)
+        out.append("")
     out.append("## Targets of issue 4 (4 ranks, this machine)\n")
     out += report.targets(results, mem)
     if wait_cpu:

@@ -30,6 +30,45 @@ def allreduce_bounds(n, bandwidth):
             "any_design": factor * bandwidth / (2 * n)}
 
 
+# Single-copy memory bound of every collective: (busbw factor, bytes moved through memory per call
+# of S bytes, all ranks together, in units of S). S is nccl-tests' size: the buffer (all-reduce,
+# broadcast), the whole output (all-gather), the whole input (reduce-scatter, all-to-all). Each
+# byte that changes rank is read once at its source and written once at its destination:
+#   all-reduce      2(n-1)/n, (3n-1): see allreduce_bounds;
+#   all-gather      (n-1)/n,  2n:     every rank writes S, reading S/n of it locally, the rest remotely;
+#   reduce-scatter  (n-1)/n,  n+1:    each owner reads n blocks of S/n and writes one;
+#   broadcast       1,        2n:     every rank reads S (the root's) and writes S;
+#   all-to-all      (n-1)/n,  2n:     every rank reads n blocks of S/n and writes them.
+BOUND_TERMS = {
+    "all_reduce": (lambda n: 2.0 * (n - 1) / n, lambda n: 3 * n - 1),
+    "all_gather": (lambda n: (n - 1) / n, lambda n: 2 * n),
+    "reduce_scatter": (lambda n: (n - 1) / n, lambda n: n + 1),
+    "broadcast": (lambda n: 1.0, lambda n: 2 * n),
+    "alltoall": (lambda n: (n - 1) / n, lambda n: 2 * n),
+}
+
+
+def memory_bound(collective, n, bandwidth):
+    """busbw ceiling of the single-copy design of `collective` on n ranks (bytes/s)."""
+    factor, moved = BOUND_TERMS[collective]
+    return factor(n) * bandwidth / moved(n)
+
+
+def bound_lines(results, mem):
+    """Markdown rows: DeepComm's busbw at its largest size as a fraction of the memory bound."""
+    rows = ["| collective | ranks | size | DeepComm busbw (GB/s) | memory bound (GB/s) | fraction |",
+            "| --- | --- | --- | --- | --- | --- |"]
+    for b in blocks_of(results):
+        if b.group != "shm" or not b.sizes or b.collective not in BOUND_TERMS:
+            continue
+        top = b.sizes[-1]
+        bound = memory_bound(b.collective, b.nranks, mem["memcpy_gbs"] * 1e9) / 1e9
+        ours = b.busbw[b.ours_name][top]
+        rows.append(f"| {b.collective} | {b.nranks} | {stats.human_size(top)} | {fmt(ours)} | {bound:.2f} | "
+                    f"{ours / bound:.0%} |")
+    return rows
+
+
 class Block:
     """One (collective, rank count, group) of a run with its medians and ratios."""
 
