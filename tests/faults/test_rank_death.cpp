@@ -15,6 +15,7 @@ namespace {
 struct DeathSetup {
   int nranks;
   const char* transport;
+  bool flat = true;  // false: DEEPCOMM_FLAT_BYTES=0, small shm collectives on the engine too
 };
 
 class RankDeath : public ::testing::TestWithParam<DeathSetup> {};
@@ -25,7 +26,7 @@ TEST_P(RankDeath, SurvivorsFailFastThenShrink) {
   const int victim = s.nranks / 2;
   for (dcCollective_t kind : {dcCollAllReduce, dcCollBroadcast, dcCollAllGather, dcCollAlltoAll, dcCollSend}) {
     std::string errors = dctest::run_as_processes(
-        s.nranks, {{"DEEPCOMM_TRANSPORT", s.transport}},
+        s.nranks, {{"DEEPCOMM_TRANSPORT", s.transport}, {"DEEPCOMM_FLAT_BYTES", s.flat ? "65536" : "0"}},
         [&](int rank, int n, const dcUniqueId& id) {
           dcComm_t comm;
           if (dcCommInitRank(&comm, n, &id, rank, nullptr) != dcSuccess) return 2;
@@ -86,9 +87,10 @@ TEST_P(RankDeath, SurvivorsFailFastThenShrink) {
 
 INSTANTIATE_TEST_SUITE_P(Transports, RankDeath,
                          ::testing::Values(DeathSetup{2, "shm"}, DeathSetup{4, "shm"}, DeathSetup{8, "shm"},
-                                           DeathSetup{2, "tcp"}, DeathSetup{4, "tcp"}, DeathSetup{8, "tcp"}),
+                                           DeathSetup{4, "shm", false}, DeathSetup{2, "tcp"}, DeathSetup{4, "tcp"}, DeathSetup{8, "tcp"}),
                          [](const auto& info) {
-                           return std::string(info.param.transport) + "_" + std::to_string(info.param.nranks);
+                           return std::string(info.param.transport) + (info.param.flat ? "_" : "_engine_") +
+                                  std::to_string(info.param.nranks);
                          });
 
 }  // namespace

@@ -14,21 +14,24 @@ namespace {
 struct FaultSetup {
   int nranks;
   const char* transport;
+  bool flat = true;  // false: DEEPCOMM_FLAT_BYTES=0, small shm collectives on the engine too
+  const char* flat_bytes() const { return flat ? "65536" : "0"; }
 };
 
 std::string name_of(const ::testing::TestParamInfo<FaultSetup>& info) {
-  return std::string(info.param.transport) + "_" + std::to_string(info.param.nranks);
+  return std::string(info.param.transport) + (info.param.flat ? "_" : "_engine_") +
+         std::to_string(info.param.nranks);
 }
 
 const auto kSetups = ::testing::Values(FaultSetup{2, "shm"}, FaultSetup{4, "shm"}, FaultSetup{8, "shm"},
-                                       FaultSetup{2, "tcp"}, FaultSetup{4, "tcp"}, FaultSetup{8, "tcp"});
+                                       FaultSetup{4, "shm", false}, FaultSetup{2, "tcp"}, FaultSetup{4, "tcp"}, FaultSetup{8, "tcp"});
 
 class Faults : public ::testing::TestWithParam<FaultSetup> {};
 
 TEST_P(Faults, SilentPeerFailsEveryoneAfterTheDeadline) {
   const FaultSetup s = GetParam();
   std::string errors = dctest::run_as_processes(
-      s.nranks, {{"DEEPCOMM_TRANSPORT", s.transport}, {"DEEPCOMM_TIMEOUT", "1"}},
+      s.nranks, {{"DEEPCOMM_TRANSPORT", s.transport}, {"DEEPCOMM_FLAT_BYTES", s.flat_bytes()}, {"DEEPCOMM_TIMEOUT", "1"}},
       [&](int rank, int n, const dcUniqueId& id) {
         dcComm_t comm;
         if (dcCommInitRank(&comm, n, &id, rank, nullptr) != dcSuccess) return 2;
@@ -61,7 +64,7 @@ TEST_P(Faults, SilentPeerFailsEveryoneAfterTheDeadline) {
 TEST_P(Faults, AbortFromAnotherThreadUnblocksWithinASecond) {
   const FaultSetup s = GetParam();
   std::string errors = dctest::run_as_processes(
-      s.nranks, {{"DEEPCOMM_TRANSPORT", s.transport}},
+      s.nranks, {{"DEEPCOMM_TRANSPORT", s.transport}, {"DEEPCOMM_FLAT_BYTES", s.flat_bytes()}},
       [&](int rank, int n, const dcUniqueId& id) {
         dcComm_t comm;
         if (dcCommInitRank(&comm, n, &id, rank, nullptr) != dcSuccess) return 2;
@@ -96,7 +99,7 @@ TEST_P(Faults, AbortFromAnotherThreadUnblocksWithinASecond) {
 TEST_P(Faults, RevokeFailsPendingAndLaterCallsButShrinkWorks) {
   const FaultSetup s = GetParam();
   std::string errors = dctest::run_as_processes(
-      s.nranks, {{"DEEPCOMM_TRANSPORT", s.transport}},
+      s.nranks, {{"DEEPCOMM_TRANSPORT", s.transport}, {"DEEPCOMM_FLAT_BYTES", s.flat_bytes()}},
       [&](int rank, int n, const dcUniqueId& id) {
         dcComm_t comm;
         if (dcCommInitRank(&comm, n, &id, rank, nullptr) != dcSuccess) return 2;
@@ -127,7 +130,7 @@ TEST_P(Faults, RevokeFailsPendingAndLaterCallsButShrinkWorks) {
 TEST_P(Faults, DisagreeingPlanSettingsFailInitNamingTheVariable) {
   const FaultSetup s = GetParam();
   std::string errors = dctest::run_as_processes(
-      s.nranks, {{"DEEPCOMM_TRANSPORT", s.transport}},
+      s.nranks, {{"DEEPCOMM_TRANSPORT", s.transport}, {"DEEPCOMM_FLAT_BYTES", s.flat_bytes()}},
       [&](int rank, int n, const dcUniqueId& id) {
         if (rank == n - 1) setenv("DEEPCOMM_CHUNK_BYTES", "65536", 1);
         dcComm_t comm = nullptr;
