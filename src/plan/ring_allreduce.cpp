@@ -2,6 +2,7 @@
 // into chunks. Chunk j of ring step s depends only on chunk j of step s-1, so chunks flow around
 // the ring concurrently. The segment owner finalizes its fully reduced segment before passing it
 // on, so every rank receives the same bytes.
+#include <algorithm>
 #include <optional>
 #include <vector>
 
@@ -12,6 +13,10 @@ namespace dc {
 
 using namespace plan_build;
 
+namespace {
+constexpr uint64_t kStagingSlots = 4;
+}  // namespace
+
 void build_ring_allreduce(const PlanRequest& request, Plan& plan) {
   const int n = request.nranks;
   const int r = request.rank;
@@ -20,13 +25,16 @@ void build_ring_allreduce(const PlanRequest& request, Plan& plan) {
   const uint64_t chunk = chunk_elems(request);
   const uint64_t longest = ring_segment(request.count, n, 0).count;
   const uint64_t chunks_per_step = chunk_count(longest, chunk);
-  // Staging for received chunks: one segment's worth, reused by every step (chunk j at offset j).
-  plan.sizes.scratch = longest;
+  // Staging for received chunks: a few chunk-sized slots, reused round-robin (chunk j in slot
+  // j % slots), so that what a receive writes is still in cache when its reduction reads it. A
+  // whole segment of staging would send every received byte through memory twice more.
+  const uint64_t slots = std::min<uint64_t>(chunks_per_step, kStagingSlots);
+  plan.sizes.scratch = std::min(longest, slots * chunk);
 
-  // Per chunk position j: the step that produced the data sent next, and the last step that used
-  // the staging slot of chunk j.
+  // Per chunk position j: the step that produced the data sent next; per staging slot: the last
+  // step that used it.
   std::vector<std::optional<uint32_t>> produced(chunks_per_step);
-  std::vector<std::optional<uint32_t>> staged(chunks_per_step);
+  std::vector<std::optional<uint32_t>> staged(slots);
   // Reduce-scatter sends per step; the all-gather overwrites those places only after them.
   std::vector<std::vector<uint32_t>> scatter_sends(n - 1);
 
@@ -44,11 +52,13 @@ void build_ring_allreduce(const PlanRequest& request, Plan& plan) {
     for (const Range& c : split_chunks(in_seg.count, chunk)) {
       const uint64_t j = c.offset / chunk;
       const uint64_t at = in_seg.offset + c.offset;
-      const uint32_t step =
-          plan.add(recv_reduce(prev, make_tag(s, chunks_per_step, j), input(at), output(at),
-                               scratch(c.offset), c.count),
-                   after(staged[j]));
-      staged[j] = produced[j] = step;
+      const uint64_t slot = j % slots;
+      std::vector<uint32_t> deps = after(staged[slot]);
+      if (produced[j] && (!staged[slot] || *produced[j] != *staged[slot])) deps.push_back(*produced[j]);
+      const uint32_t step = plan.add(recv_reduce(prev, make_tag(s, chunks_per_step, j), input(at), output(at),
+                                                 scratch(slot * chunk), c.count),
+                                     deps);
+      staged[slot] = produced[j] = step;
     }
   }
 
