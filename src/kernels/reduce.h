@@ -1,6 +1,7 @@
 // CPU reduction kernels for every NCCL datatype and op. Half, bfloat16 and fp8 are widened to
 // float32 for each operation and narrowed back (fp8 saturates); integer avg truncates, integer prod
-// wraps; min/max propagate NaN. Loops are written to vectorize.
+// wraps; min/max propagate NaN. Loops are written to vectorize, except fp8 widening, which reads a
+// table.
 #pragma once
 
 #include <cstddef>

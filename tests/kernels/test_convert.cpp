@@ -3,10 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <bit>
+#include <cfenv>
 #include <cfloat>
 #include <cmath>
 #include <cstring>
 #include <random>
+#if defined(__SSE__)
+#include <xmmintrin.h>
+#endif
 
 #include "src/kernels/reduce.h"
 #include "tests/kernels/format_reference.h"
@@ -110,6 +114,37 @@ TEST(KernelConvert, NarrowRandomFloatsLikeReference) {
   std::mt19937 rng(7);
   for (const Conversion& c : conversions()) {
     for (int i = 0; i < 200000; ++i) expect_narrows_like_reference(c, std::bit_cast<float>(uint32_t(rng())));
+  }
+}
+
+// fp8 narrowing multiplies in float below the smallest normal fp8 value (minifloat.h); neither the
+// rounding mode nor FTZ/DAZ may change a result there, denormal floats included.
+TEST(KernelConvert, Fp8NarrowIgnoresRoundingModeAndDenormalFlags) {
+  std::vector<float> inputs;
+  for (uint32_t u = 0; u < 0x3d000000u; u += 1021) {  // past 2^-6, the smallest normal e4m3
+    inputs.push_back(std::bit_cast<float>(u));
+    inputs.push_back(-std::bit_cast<float>(u));
+  }
+  auto narrow_all = [&] {
+    std::vector<uint32_t> codes;
+    for (float f : inputs) codes.push_back(float_to_fp8e4m3(f) | float_to_fp8e5m2(f) << 8);
+    return codes;
+  };
+  const std::vector<uint32_t> expected = narrow_all();
+  for (int round : {FE_TONEAREST, FE_UPWARD, FE_DOWNWARD, FE_TOWARDZERO}) {
+    for (bool flush : {false, true}) {
+#if defined(__SSE__)
+      const unsigned csr = _mm_getcsr();
+      if (flush) _mm_setcsr(csr | 0x8040u);  // FTZ | DAZ
+#endif
+      std::fesetround(round);
+      const std::vector<uint32_t> got = narrow_all();
+      std::fesetround(FE_TONEAREST);
+#if defined(__SSE__)
+      _mm_setcsr(csr);
+#endif
+      EXPECT_TRUE(got == expected) << "rounding mode " << round << ", flush " << flush;
+    }
   }
 }
 
