@@ -96,7 +96,7 @@ struct dcComm {
   std::vector<std::shared_ptr<dc::OpBatch>> pending;
 
   // Small collectives among ranks on one host (flat_collective.h): the board, when every rank
-  // mapped it, and the caller's count of flat operations. The engine records there the earliest
+  // mapped it, and the caller's count of board rounds used. The engine records there the earliest
   // point a peer left at (its collective count), for flat operations that would wait for it.
   std::unique_ptr<dc::FlatBoard> board;
   uint64_t next_flat_round = 0;

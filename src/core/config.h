@@ -16,7 +16,7 @@ struct Config {
   std::string algorithm;                   // DEEPCOMM_ALGO / NCCL_ALGO: ""(auto)|ring|tree
   uint64_t chunk_bytes = 1 << 20;          // DEEPCOMM_CHUNK_BYTES
   uint64_t tree_threshold_bytes = 0;       // DEEPCOMM_TREE_THRESHOLD (0: cost model decides)
-  uint64_t flat_bytes = 128 * 1024;        // DEEPCOMM_FLAT_BYTES (0: no flat board)
+  uint64_t flat_bytes = 1 << 20;           // DEEPCOMM_FLAT_BYTES (0: no flat board)
   int timeout_ms = 300000;                 // DEEPCOMM_TIMEOUT (seconds in the environment)
   int connect_timeout_ms = 60000;          // DEEPCOMM_CONNECT_TIMEOUT (seconds)
   int bootstrap_timeout_ms = 120000;       // DEEPCOMM_BOOTSTRAP_TIMEOUT (ms, read by bootstrap)

@@ -112,7 +112,8 @@ PendingOp prepare(dcComm* comm, const OpArgs& args) {
     comm->board->note_signature(comm->rank, p.seq, operation_signature(args));
   if (flat) {
     p.flat = true;
-    p.flat_round = comm->next_flat_round++;
+    p.flat_round = comm->next_flat_round;
+    comm->next_flat_round += flat_rounds(comm, args);
   }
   return p;
 }

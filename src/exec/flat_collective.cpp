@@ -28,25 +28,56 @@ uint64_t board_bytes(const OpArgs& a, int nranks) {
   }
 }
 
+// What decides the path: the bytes a rank reads off the board, which for a gather is everyone's
+// input (measured: past about 1 MiB of that, the engine's single-copy ring is faster).
+uint64_t board_volume(const OpArgs& a, int nranks) {
+  const bool gathers = a.collective == dcCollAllGather || a.collective == dcCollGather;
+  return board_bytes(a, nranks) * (gathers ? static_cast<uint64_t>(nranks) : 1);
+}
+
 // Whether this rank contributes data (the others still post, to say they arrived).
 bool contributes(const OpArgs& a, int rank) {
   if (a.collective == dcCollBroadcast || a.collective == dcCollScatter) return rank == a.root;
   return true;
 }
 
-// dst = inputs of all ranks at element offset `at`, combined in rank order.
-void combine(const FlatOp& op, FlatBoard& board, void* dst, uint64_t at) {
+// Larger all-reduces take two rounds: each rank reduces only its block of the inputs into its
+// other board buffer, then every rank copies all blocks out. Every byte is then read about three
+// times per rank instead of n times.
+constexpr uint64_t kTwoRoundBytes = 16 * 1024;
+
+bool two_rounds(const OpArgs& a, int nranks) {
+  return a.collective == dcCollAllReduce && a.count >= static_cast<uint64_t>(nranks) &&
+         a.count * datatype_size(a.datatype) >= kTwoRoundBytes;
+}
+
+struct Block {
+  uint64_t offset, count;
+};
+
+// Rank q's block of count elements (the first count % n blocks are one longer).
+Block block_of(uint64_t count, int n, int q) {
+  const uint64_t base = count / n, extra = count % n, uq = static_cast<uint64_t>(q);
+  return {uq * base + std::min(uq, extra), base + (uq < extra ? 1 : 0)};
+}
+
+// dst = the count elements at element offset `at` of every rank's input, combined in rank order.
+void combine(const FlatOp& op, FlatBoard& board, void* dst, uint64_t at, uint64_t count) {
   const OpArgs& a = op.args;
   const size_t elem = datatype_size(a.datatype);
   const int n = op.comm->nranks;
   auto input = [&](int q) { return board.buffer(q, op.round) + at * elem; };
   if (n == 1) {
-    std::memcpy(dst, input(0), a.count * elem);
+    std::memcpy(dst, input(0), count * elem);
   } else {
-    reduce(a.datatype, a.op, dst, input(0), input(1), a.count);
-    for (int q = 2; q < n; ++q) reduce(a.datatype, a.op, dst, dst, input(q), a.count);
+    reduce(a.datatype, a.op, dst, input(0), input(1), count);
+    for (int q = 2; q < n; ++q) reduce(a.datatype, a.op, dst, dst, input(q), count);
   }
-  if (a.op == dcAvg) finalize_avg(a.datatype, dst, a.count, n);
+  if (a.op == dcAvg) finalize_avg(a.datatype, dst, count, n);
+}
+
+void combine(const FlatOp& op, FlatBoard& board, void* dst, uint64_t at) {
+  combine(op, board, dst, at, op.args.count);
 }
 
 void write_output(const FlatOp& op, FlatBoard& board) {
@@ -112,24 +143,8 @@ struct Outcome {
   throw Error(failure.code, failure.message);
 }
 
-}  // namespace
-
-bool flat_eligible(const dcComm* comm, const OpArgs& args) {
-  if (!comm->board || args.count == 0) return false;
-  if (args.collective == dcCollSend || args.collective == dcCollRecv) return false;
-  if (is_reduction(args.collective) && (args.op < 0 || args.op >= dcNumOps)) return false;  // user ops
-  return board_bytes(args, comm->nranks) <= comm->board->slot_bytes();
-}
-
-void flat_post(const FlatOp& op) {
-  FlatBoard& board = *op.comm->board;
-  const int r = op.comm->rank;
-  if (contributes(op.args, r))
-    std::memcpy(board.buffer(r, op.round), op.args.sendbuf, board_bytes(op.args, op.comm->nranks));
-  board.post(r, op.round);
-}
-
-void flat_finish(const FlatOp& op) {
+// Waits until every rank posted `round` of op; throws (after failing the communicator) otherwise.
+void wait_round(const FlatOp& op, uint64_t round) {
   dcComm* comm = op.comm;
   FlatBoard& board = *comm->board;
   Outcome outcome;
@@ -152,13 +167,55 @@ void flat_finish(const FlatOp& op) {
         return true;
       }
       // A post of this round counts once the peer's history shows this very call.
-      all = all && known && board.posted(q, op.round);
+      all = all && known && board.posted(q, round);
     }
     return all;
   };
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(comm->config.timeout_ms);
   if (!board.wait(ready, deadline)) outcome.kind = Outcome::Timeout;
   if (outcome.kind != Outcome::Ready) fail_with(op, outcome);
+}
+
+// The second round of a two-round all-reduce: reduce the own block, post it, copy every block out.
+void finish_in_two_rounds(const FlatOp& op, FlatBoard& board) {
+  const OpArgs& a = op.args;
+  const int n = op.comm->nranks, r = op.comm->rank;
+  const size_t elem = datatype_size(a.datatype);
+  const Block mine = block_of(a.count, n, r);
+  combine(op, board, board.buffer(r, op.round + 1), mine.offset, mine.count);
+  board.post(r, op.round + 1);
+  wait_round(op, op.round + 1);
+  for (int q = 0; q < n; ++q) {
+    const Block b = block_of(a.count, n, q);
+    std::memcpy(static_cast<char*>(a.recvbuf) + b.offset * elem, board.buffer(q, op.round + 1), b.count * elem);
+  }
+}
+
+}  // namespace
+
+bool flat_eligible(const dcComm* comm, const OpArgs& args) {
+  if (!comm->board || args.count == 0) return false;
+  if (args.collective == dcCollSend || args.collective == dcCollRecv) return false;
+  if (is_reduction(args.collective) && (args.op < 0 || args.op >= dcNumOps)) return false;  // user ops
+  return board_volume(args, comm->nranks) <= comm->board->slot_bytes();
+}
+
+void flat_post(const FlatOp& op) {
+  FlatBoard& board = *op.comm->board;
+  const int r = op.comm->rank;
+  if (contributes(op.args, r))
+    std::memcpy(board.buffer(r, op.round), op.args.sendbuf, board_bytes(op.args, op.comm->nranks));
+  board.post(r, op.round);
+}
+
+uint64_t flat_rounds(const dcComm* comm, const OpArgs& args) {
+  return two_rounds(args, comm->nranks) ? 2 : 1;
+}
+
+void flat_finish(const FlatOp& op) {
+  FlatBoard& board = *op.comm->board;
+  wait_round(op, op.round);
+  if (two_rounds(op.args, op.comm->nranks)) return finish_in_two_rounds(op, board);
   write_output(op, board);
 }
 

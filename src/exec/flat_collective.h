@@ -4,7 +4,8 @@
 // alone (flat_eligible), so every rank takes the same path for the same call; a rank that called
 // something else is seen in the board's signature history and fails the communicator with a
 // message naming both calls. Reductions combine the ranks' inputs in rank order, so every rank gets
-// bitwise the same result.
+// bitwise the same result; an all-reduce of 16 KiB or more takes a second board round in which each
+// rank reduces one block and then copies every rank's block out.
 #pragma once
 
 #include <cstdint>
@@ -19,12 +20,14 @@ struct FlatOp {
   OpArgs args;
   uint64_t seq = 0;        // collective sequence number
   uint64_t signature = 0;
-  uint64_t round = 0;      // the communicator's count of flat operations before this one
+  uint64_t round = 0;      // the board round it starts at (the communicator's count of rounds before)
 };
 
 // Whether the collective goes over comm's flat board (false when comm has none).
 bool flat_eligible(const dcComm* comm, const OpArgs& args);
 
+// Board rounds the collective takes (all-reduces of 16 KiB and more take two).
+uint64_t flat_rounds(const dcComm* comm, const OpArgs& args);
 // Copies this rank's input to the board and posts it (never blocks).
 void flat_post(const FlatOp& op);
 // Waits until every rank posted, then writes this rank's output. On a mismatch, a peer that left,

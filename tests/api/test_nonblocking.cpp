@@ -29,7 +29,8 @@ int run_rank(int rank, int n, const dcUniqueId& id) {
   if (dcCommInitRank(&comm, n, &id, rank, &config) != dcInProgress || !comm) return 2;
   if (settle(comm) != dcSuccess) return 3;
 
-  std::vector<float> in(100000, 1.0f + rank), out(100000, 0.0f);
+  // Larger than the flat board (DEEPCOMM_FLAT_BYTES, 1 MiB): it runs on the engine, in the background.
+  std::vector<float> in(600000, 1.0f + rank), out(600000, 0.0f);
   if (dcAllReduce(in.data(), out.data(), in.size(), dcFloat32, dcSum, comm, nullptr) != dcInProgress) return 4;
   if (settle(comm) != dcSuccess) return 5;
   const float expected = n * (n + 1) / 2.0f;
