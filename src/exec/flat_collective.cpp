@@ -149,14 +149,6 @@ void wait_round(const FlatOp& op, uint64_t round) {
   FlatBoard& board = *comm->board;
   Outcome outcome;
   auto ready = [&] {
-    if (comm->async_error.load() != dcSuccess) {
-      outcome.kind = Outcome::Failed;
-      return true;
-    }
-    if (op.seq >= comm->flat_departure.load()) {
-      outcome = Outcome{Outcome::Departed, comm->flat_departed_rank.load(), 0};
-      return true;
-    }
     bool all = true;
     for (int q = 0; q < comm->nranks; ++q) {
       if (q == comm->rank) continue;
@@ -169,7 +161,18 @@ void wait_round(const FlatOp& op, uint64_t round) {
       // A post of this round counts once the peer's history shows this very call.
       all = all && known && board.posted(q, round);
     }
-    return all;
+    // Once every input is on the board the round is complete: a failure reported afterwards (a
+    // peer that already moved on and met the end of the communicator) does not undo it.
+    if (all) return true;
+    if (comm->async_error.load() != dcSuccess) {
+      outcome.kind = Outcome::Failed;
+      return true;
+    }
+    if (op.seq >= comm->flat_departure.load()) {
+      outcome = Outcome{Outcome::Departed, comm->flat_departed_rank.load(), 0};
+      return true;
+    }
+    return false;
   };
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(comm->config.timeout_ms);
   if (!board.wait(ready, deadline)) outcome.kind = Outcome::Timeout;

@@ -94,7 +94,10 @@ TEST_P(Mismatch, FewerCallsOnOneRankIsInvalidUsage) {
         const int calls = rank == n - 1 ? 1 : 2;  // the last rank stops after one call
         for (int i = 0; i < calls; ++i) {
           dcResult_t r = dcAllReduce(in.data(), out.data(), 4096, dcFloat32, dcSum, comm, nullptr);
-          if (i == 0 && r != dcSuccess) return 3;
+          if (i == 0 && r != dcSuccess) {
+            fprintf(stderr, "rank %d: first call: %d %s\n", rank, r, dcGetLastError());
+            return 3;
+          }
           if (i == 1 && (r != dcInvalidUsage ||
                          std::string(dcGetLastError()).find("different number of calls") == std::string::npos)) {
             fprintf(stderr, "rank %d: %d %s\n", rank, r, dcGetLastError());
