@@ -9,7 +9,6 @@
 #include "src/core/bootstrap.h"
 #include "src/core/communicator.h"
 #include "src/core/engine_call.h"
-#include "src/core/flat_setup.h"
 #include "src/core/log.h"
 #include "src/core/peer_setup.h"
 #include "src/core/registration.h"
@@ -28,13 +27,6 @@ const char* user_comm_name(const dcConfig_t* config) {
 
 void apply_user_blocking(const dcConfig_t* config, Config* into) {
   if (config && config->size >= offsetof(dcConfig_t, blocking) + sizeof(int)) into->blocking = config->blocking != 0;
-}
-
-// Makes a connected communicator usable: its control channel listens, and the API accepts it.
-void activate(dcComm* comm) {
-  call_on_engine([comm] { start_control_channel(comm); }, comm->config.connect_timeout_ms,
-                 "starting the control channel");
-  register_comm(comm);
 }
 
 // Frees a communicator whose operations all ended.
@@ -79,6 +71,30 @@ void connect_comm(dcComm* comm, const dcUniqueId& id) {
 
 namespace {
 
+// Runs `setup` on comm now (blocking), or on the communicator's own thread with
+// dcCommGetAsyncError reporting dcInProgress until it finished; the API accepts comm either way.
+dcComm* complete_setup(std::unique_ptr<dcComm> comm, std::function<void(dcComm*)> setup) {
+  if (comm->config.blocking) {
+    setup(comm.get());
+    register_comm(comm.get());
+    return comm.release();
+  }
+  dcComm* shell = comm.release();
+  shell->initializing = true;
+  register_comm(shell);
+  shell->init_thread = std::thread([shell, setup] {
+    try {
+      setup(shell);
+    } catch (const Error& e) {
+      shell->set_error(e.code(), e.what());
+    } catch (const std::exception& e) {
+      shell->set_error(dcInternalError, std::string("DeepComm: internal error: ") + e.what());
+    }
+    shell->initializing = false;
+  });
+  return shell;
+}
+
 // A communicator of nranks whose connections `connect` sets up: now (blocking), or on the
 // communicator's own thread with dcCommGetAsyncError reporting dcInProgress until it finished.
 dcComm* start_comm(int nranks, int rank, uint64_t session, const dcConfig_t* config,
@@ -94,25 +110,7 @@ dcComm* start_comm(int nranks, int rank, uint64_t session, const dcConfig_t* con
   comm->id = session;
   if (const char* name = user_comm_name(config)) comm->name = name;
   apply_user_blocking(config, &comm->config);
-  if (comm->config.blocking) {
-    connect(comm.get());
-    register_comm(comm.get());
-    return comm.release();
-  }
-  dcComm* shell = comm.release();
-  shell->initializing = true;
-  register_comm(shell);
-  shell->init_thread = std::thread([shell, connect] {
-    try {
-      connect(shell);
-    } catch (const Error& e) {
-      shell->set_error(e.code(), e.what());
-    } catch (const std::exception& e) {
-      shell->set_error(dcInternalError, std::string("DeepComm: internal error: ") + e.what());
-    }
-    shell->initializing = false;
-  });
-  return shell;
+  return complete_setup(std::move(comm), std::move(connect));
 }
 
 }  // namespace
@@ -197,27 +195,9 @@ dcComm* split_comm(dcComm* parent, int color, int key, const dcConfig_t* config)
     }
     c->next_send_seq.assign(c->nranks, 0);
     c->next_recv_seq.assign(c->nranks, 0);
-    call_on_engine([c] { start_control_channel(c); }, c->config.connect_timeout_ms,
-                   "starting the control channel");
-    attach_flat_board(c);
+    start_services(c);
   };
-  if (child->config.blocking) {
-    finish(child.get());
-    register_comm(child.get());
-    return child.release();
-  }
-  dcComm* shell = child.release();
-  shell->initializing = true;
-  register_comm(shell);
-  shell->init_thread = std::thread([shell, finish] {
-    try {
-      finish(shell);
-    } catch (const Error& e) {
-      shell->set_error(e.code(), e.what());
-    }
-    shell->initializing = false;
-  });
-  return shell;
+  return complete_setup(std::move(child), finish);
 }
 
 // Tells the peers this rank leaves, then waits (bounded) until every connection of comm handed its
@@ -279,8 +259,8 @@ dcComm* shrink_comm(dcComm* parent, std::vector<int> excluded, const dcConfig_t*
   child->nranks = static_cast<int>(child->link_index.size());
   child->next_send_seq.assign(child->nranks, 0);
   child->next_recv_seq.assign(child->nranks, 0);
-  activate(child.get());
-  attach_flat_board(child.get());
+  start_services(child.get());
+  register_comm(child.get());
   return child.release();
 }
 

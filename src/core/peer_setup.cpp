@@ -174,10 +174,14 @@ void finish_setup(dcComm* comm, const std::vector<RankCard>& cards, const std::v
   for (int r = 0; r < comm->nranks; ++r) comm->link_index[r] = r;
   comm->next_send_seq.assign(comm->nranks, 0);
   comm->next_recv_seq.assign(comm->nranks, 0);
+  start_services(comm);
+  DC_INFO("comm %016llx rank %d/%d ready", static_cast<unsigned long long>(comm->id), comm->rank, comm->nranks);
+}
+
+void start_services(dcComm* comm) {
   call_on_engine([comm] { start_control_channel(comm); }, comm->config.connect_timeout_ms,
                  "starting the control channel");
   attach_flat_board(comm);
-  DC_INFO("comm %016llx rank %d/%d ready", static_cast<unsigned long long>(comm->id), comm->rank, comm->nranks);
 }
 
 uint64_t random_nonce() {

@@ -36,6 +36,9 @@ void connect_peers(dcComm* comm, const std::vector<RankCard>& cards, const std::
 // The rest of the set-up once every card is known: agreement, the id, connections to the peers
 // not yet connected, the control channel.
 void finish_setup(dcComm* comm, const std::vector<RankCard>& cards, const std::vector<int>& remaining);
+// What a connected communicator runs before use (init, split, shrink): its control channel, then
+// its flat board (every rank must call it, as the board's set-up is collective).
+void start_services(dcComm* comm);
 uint64_t random_nonce();
 
 // Bootstrap through several roots (ncclCommInitRankScalable), then finish_setup.
