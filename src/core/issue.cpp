@@ -22,6 +22,7 @@ struct PendingOp {
   OpArgs args;
   std::shared_ptr<const PreparedPlan> plan;  // null for a flat operation
   uint64_t seq;
+  uint64_t signature = 0;  // collectives only (signature.h)
   bool flat = false;
   uint64_t flat_round = 0;
 };
@@ -103,13 +104,12 @@ PendingOp prepare(dcComm* comm, const OpArgs& args) {
     throw Error(failure.code, failure.message);
   }
   const bool flat = flat_eligible(comm, args);
-  PendingOp p{comm, args, flat ? nullptr : plan_for(comm, args), 0};
+  PendingOp p{comm, args, flat ? nullptr : plan_for(comm, args), 0, operation_signature(args)};
   if (args.collective == dcCollSend) p.seq = comm->next_send_seq[args.root]++;
   else if (args.collective == dcCollRecv) p.seq = comm->next_recv_seq[args.root]++;
   else p.seq = comm->next_collective_seq++;
   // On a board, every collective leaves its signature for flat operations to check against.
-  if (comm->board && args.collective != dcCollSend && args.collective != dcCollRecv)
-    comm->board->note_signature(comm->rank, p.seq, operation_signature(args));
+  if (comm->board && p.signature) comm->board->note_signature(comm->rank, p.seq, p.signature);
   if (flat) {
     p.flat = true;
     p.flat_round = comm->next_flat_round;
@@ -162,7 +162,7 @@ void run_flat(const std::vector<const PendingOp*>& ops) {
         later.push_back(p);
         continue;
       }
-      wave.push_back(FlatOp{p->comm, p->args, p->seq, operation_signature(p->args), p->flat_round});
+      wave.push_back(FlatOp{p->comm, p->args, p->seq, p->signature, p->flat_round});
     }
     std::vector<dcComm*> posted;
     for (const FlatOp& op : wave) {
@@ -339,11 +339,8 @@ dcResult_t group_end() {
   } catch (const Error& e) {
     if (first_error.ok()) first_error = Status::failure(e.code(), e.what());
   }
-  if (on_engine == 0) {
-    if (!first_error.ok()) throw Error(first_error.code, first_error.message);
-    return dcSuccess;
-  }
   if (!first_error.ok()) throw Error(first_error.code, first_error.message);
+  if (on_engine == 0) return dcSuccess;
   if (nonblocking) {
     for (dcComm* c : comms) remember_pending(c, batch);
     return dcInProgress;
