@@ -4,7 +4,10 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "tests/faults/fault_support.h"
 #include "tests/support/collective_check.h"
@@ -15,7 +18,14 @@ struct FaultSetup {
   int nranks;
   const char* transport;
   bool flat = true;  // false: DEEPCOMM_FLAT_BYTES=0, small shm collectives on the engine too
-  const char* flat_bytes() const { return flat ? "65536" : "0"; }
+
+  // The environment of the ranks, plus `extra`.
+  std::vector<std::pair<std::string, std::string>> env(
+      std::vector<std::pair<std::string, std::string>> extra = {}) const {
+    extra.emplace_back("DEEPCOMM_TRANSPORT", transport);
+    extra.emplace_back("DEEPCOMM_FLAT_BYTES", flat ? "65536" : "0");
+    return extra;
+  }
 };
 
 std::string name_of(const ::testing::TestParamInfo<FaultSetup>& info) {
@@ -31,7 +41,7 @@ class Faults : public ::testing::TestWithParam<FaultSetup> {};
 TEST_P(Faults, SilentPeerFailsEveryoneAfterTheDeadline) {
   const FaultSetup s = GetParam();
   std::string errors = dctest::run_as_processes(
-      s.nranks, {{"DEEPCOMM_TRANSPORT", s.transport}, {"DEEPCOMM_FLAT_BYTES", s.flat_bytes()}, {"DEEPCOMM_TIMEOUT", "1"}},
+      s.nranks, s.env({{"DEEPCOMM_TIMEOUT", "1"}}),
       [&](int rank, int n, const dcUniqueId& id) {
         dcComm_t comm;
         if (dcCommInitRank(&comm, n, &id, rank, nullptr) != dcSuccess) return 2;
@@ -64,7 +74,7 @@ TEST_P(Faults, SilentPeerFailsEveryoneAfterTheDeadline) {
 TEST_P(Faults, AbortFromAnotherThreadUnblocksWithinASecond) {
   const FaultSetup s = GetParam();
   std::string errors = dctest::run_as_processes(
-      s.nranks, {{"DEEPCOMM_TRANSPORT", s.transport}, {"DEEPCOMM_FLAT_BYTES", s.flat_bytes()}},
+      s.nranks, s.env(),
       [&](int rank, int n, const dcUniqueId& id) {
         dcComm_t comm;
         if (dcCommInitRank(&comm, n, &id, rank, nullptr) != dcSuccess) return 2;
@@ -99,7 +109,7 @@ TEST_P(Faults, AbortFromAnotherThreadUnblocksWithinASecond) {
 TEST_P(Faults, RevokeFailsPendingAndLaterCallsButShrinkWorks) {
   const FaultSetup s = GetParam();
   std::string errors = dctest::run_as_processes(
-      s.nranks, {{"DEEPCOMM_TRANSPORT", s.transport}, {"DEEPCOMM_FLAT_BYTES", s.flat_bytes()}},
+      s.nranks, s.env(),
       [&](int rank, int n, const dcUniqueId& id) {
         dcComm_t comm;
         if (dcCommInitRank(&comm, n, &id, rank, nullptr) != dcSuccess) return 2;
@@ -130,7 +140,7 @@ TEST_P(Faults, RevokeFailsPendingAndLaterCallsButShrinkWorks) {
 TEST_P(Faults, DisagreeingPlanSettingsFailInitNamingTheVariable) {
   const FaultSetup s = GetParam();
   std::string errors = dctest::run_as_processes(
-      s.nranks, {{"DEEPCOMM_TRANSPORT", s.transport}, {"DEEPCOMM_FLAT_BYTES", s.flat_bytes()}},
+      s.nranks, s.env(),
       [&](int rank, int n, const dcUniqueId& id) {
         if (rank == n - 1) setenv("DEEPCOMM_CHUNK_BYTES", "65536", 1);
         dcComm_t comm = nullptr;
