@@ -62,6 +62,7 @@ struct dcComm {
   dc::Config config;
   std::shared_ptr<dc::PeerLinks> links;
   std::vector<int> link_index;  // comm rank -> index into links->peers
+  bool peers_share_memory = false;  // every peer is connected through shm (set by start_services)
 
   // Caller side (the one thread issuing operations).
   uint64_t next_collective_seq = 0;

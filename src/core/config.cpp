@@ -50,8 +50,8 @@ Config Config::from_environment() {
   if (algo) {
     std::string s(algo);
     for (auto& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    if (s == "ring" || s == "tree") c.algorithm = s;
-    else if (s != "auto") fail(dcInvalidArgument, std::string("DeepComm: ") + algo_name + "=" + algo + " (expected ring, tree or auto)");
+    if (s == "ring" || s == "tree" || s == "direct") c.algorithm = s;
+    else if (s != "auto") fail(dcInvalidArgument, std::string("DeepComm: ") + algo_name + "=" + algo + " (expected ring, tree, direct or auto)");
   }
   if (const char* v = env("DEEPCOMM_CHUNK_BYTES"))
     c.chunk_bytes = parse_unsigned("DEEPCOMM_CHUNK_BYTES", v, 64, 1ull << 30);

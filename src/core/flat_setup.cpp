@@ -1,7 +1,5 @@
 #include "src/core/flat_setup.h"
 
-#include <cstring>
-
 #include "src/core/issue.h"
 #include "src/core/log.h"
 #include "src/exec/flat_board.h"
@@ -10,17 +8,9 @@ namespace dc {
 
 namespace {
 
-// All peers on this host over shared memory (the same answer on every rank: a rank with a peer on
-// another host has all of that host's ranks as such peers, and they have it).
-bool all_peers_on_host(const dcComm* comm) {
-  for (int r = 0; r < comm->nranks; ++r)
-    if (r != comm->rank && std::strcmp(comm->peer(r)->transport_name(), "shm") != 0) return false;
-  return true;
-}
-
 void map_board_everywhere(dcComm* comm) {
   const size_t slot_bytes = comm->config.flat_bytes;
-  if (comm->nranks < 2 || slot_bytes == 0 || !all_peers_on_host(comm)) return;
+  if (comm->nranks < 2 || slot_bytes == 0 || !comm->peers_share_memory) return;
   std::unique_ptr<FlatBoard> board;
   if (comm->rank == 0) {
     try {

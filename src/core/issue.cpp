@@ -79,7 +79,9 @@ bool is_in_place(const OpArgs& a, int rank, size_t elem) {
   }
 }
 
-std::shared_ptr<const PreparedPlan> plan_for(dcComm* comm, const OpArgs& args) {
+}  // namespace
+
+PlanRequest plan_request(const dcComm* comm, const OpArgs& args) {
   PlanRequest r;
   r.collective = args.collective;
   r.nranks = comm->nranks;
@@ -91,7 +93,14 @@ std::shared_ptr<const PreparedPlan> plan_for(dcComm* comm, const OpArgs& args) {
   r.algorithm = args.collective == dcCollAllReduce ? comm->config.algorithm : "";
   r.chunk_bytes = comm->config.chunk_bytes;
   r.tree_threshold_bytes = comm->config.tree_threshold_bytes;
-  return prepared_plan(comm, r);
+  r.shared_memory = comm->peers_share_memory;
+  return r;
+}
+
+namespace {
+
+std::shared_ptr<const PreparedPlan> plan_for(dcComm* comm, const OpArgs& args) {
+  return prepared_plan(comm, plan_request(comm, args));
 }
 
 PendingOp prepare(dcComm* comm, const OpArgs& args) {

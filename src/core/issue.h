@@ -12,6 +12,9 @@ struct dcRequest {
 
 namespace dc {
 
+// What shapes the plan of an operation on this communicator (its rank, settings and peers).
+PlanRequest plan_request(const dcComm* comm, const OpArgs& args);
+
 // Throws dc::Error(dcInvalidArgument) for a bad argument; touches no buffer.
 void validate(dcComm* comm, const OpArgs& args);
 

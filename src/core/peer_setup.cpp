@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <condition_variable>
 #include <mutex>
 #include <sstream>
@@ -178,7 +179,20 @@ void finish_setup(dcComm* comm, const std::vector<RankCard>& cards, const std::v
   DC_INFO("comm %016llx rank %d/%d ready", static_cast<unsigned long long>(comm->id), comm->rank, comm->nranks);
 }
 
+namespace {
+
+// All peers on this host over shared memory (the same answer on every rank: a rank with a peer on
+// another host has all of that host's ranks as such peers, and they have it).
+bool all_peers_on_shm(const dcComm* comm) {
+  for (int r = 0; r < comm->nranks; ++r)
+    if (r != comm->rank && std::strcmp(comm->peer(r)->transport_name(), "shm") != 0) return false;
+  return true;
+}
+
+}  // namespace
+
 void start_services(dcComm* comm) {
+  comm->peers_share_memory = comm->nranks > 1 && all_peers_on_shm(comm);
   call_on_engine([comm] { start_control_channel(comm); }, comm->config.connect_timeout_ms,
                  "starting the control channel");
   attach_flat_board(comm);

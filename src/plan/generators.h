@@ -9,6 +9,7 @@
 namespace dc {
 
 void build_ring_allreduce(const PlanRequest& request, Plan& plan);
+void build_direct_allreduce(const PlanRequest& request, Plan& plan);
 void build_tree_allreduce(const PlanRequest& request, Plan& plan);
 void build_ring_allgather(const PlanRequest& request, Plan& plan);
 void build_ring_reduce_scatter(const PlanRequest& request, Plan& plan);

@@ -37,9 +37,10 @@ void validate(const PlanRequest& request) {
   }
   if (request.elem_size == 0) fail(dcInvalidArgument, what + "element size must not be 0");
   if (request.chunk_bytes == 0) fail(dcInvalidArgument, what + "chunk size must not be 0");
-  if (!request.algorithm.empty() && request.algorithm != "ring" && request.algorithm != "tree") {
-    fail(dcInvalidArgument,
-         what + "unknown algorithm \"" + request.algorithm + "\" (expected \"ring\" or \"tree\")");
+  if (!request.algorithm.empty() && request.algorithm != "ring" && request.algorithm != "tree" &&
+      request.algorithm != "direct") {
+    fail(dcInvalidArgument, what + "unknown algorithm \"" + request.algorithm +
+                                "\" (expected \"ring\", \"tree\" or \"direct\")");
   }
   const uint64_t limit = std::numeric_limits<uint64_t>::max() / request.elem_size;
   if (request.count > limit / static_cast<uint64_t>(request.nranks)) {
@@ -74,7 +75,7 @@ std::string algorithm_for(const PlanRequest& request) {
     case dcCollAllReduce:
       if (!request.algorithm.empty()) return request.algorithm;
       return choose_allreduce_algorithm(request.nranks, request.count * request.elem_size,
-                                        request.tree_threshold_bytes);
+                                        request.tree_threshold_bytes, request.shared_memory);
     case dcCollAllGather:
     case dcCollReduceScatter: return "ring";
     case dcCollBroadcast:
@@ -91,6 +92,8 @@ void build_steps(const PlanRequest& request, Plan& plan) {
     case dcCollAllReduce:
       if (plan.algorithm == "tree") {
         build_tree_allreduce(request, plan);
+      } else if (plan.algorithm == "direct") {
+        build_direct_allreduce(request, plan);
       } else {
         build_ring_allreduce(request, plan);
       }

@@ -76,7 +76,10 @@ struct PlanRequest {
   // the same start; all-gather Input = Output + rank*count; reduce-scatter Output = Input +
   // rank*count; all-to-all, gather, scatter: Input = Output. The plan must be correct then too.
   bool in_place = false;
-  std::string algorithm;         // "" = choose; otherwise "ring" or "tree" where they apply
+  std::string algorithm;         // "" = choose; otherwise "ring", "tree" or "direct" where they apply
+  // Every peer is reached through shared memory (one host): the all-reduce may take the direct
+  // plan, whose cost is memory traffic rather than hops.
+  bool shared_memory = false;
   uint64_t chunk_bytes = 1 << 20;     // pipelining unit
   uint64_t tree_threshold_bytes = 0;  // all-reduce below this uses the tree when not forced
 };
@@ -84,8 +87,10 @@ struct PlanRequest {
 // Builds the plan for one rank. Throws dc::Error(dcInvalidArgument) on an impossible request.
 Plan make_plan(const PlanRequest& request);
 
-// Which all-reduce algorithm the alpha-beta model picks for a message of `bytes`.
-std::string choose_allreduce_algorithm(int nranks, uint64_t bytes, uint64_t tree_threshold_bytes);
+// Which all-reduce algorithm the alpha-beta model picks for a message of `bytes`; where the ring
+// wins and the peers share memory, the direct plan moves fewer bytes through memory instead.
+std::string choose_allreduce_algorithm(int nranks, uint64_t bytes, uint64_t tree_threshold_bytes,
+                                       bool shared_memory);
 
 std::string plan_to_json(const Plan& plan);
 const char* collective_name(dcCollective_t c);

@@ -194,8 +194,8 @@ const std::vector<TypeOp> kReductionTypes = {
     {dcFloat32, dcSum}, {dcInt32, dcMax}, {dcFloat64, dcAvg}};
 const std::vector<TypeOp> kMovementTypes = {{dcFloat32, dcSum}, {dcFloat64, dcSum}};
 
-TEST(PlanSimulation, AllReduceRingTreeAndChosen) {
-  sweep(dcCollAllReduce, kReductionTypes, {"ring", "tree", ""});
+TEST(PlanSimulation, AllReduceRingTreeDirectAndChosen) {
+  sweep(dcCollAllReduce, kReductionTypes, {"ring", "tree", "direct", ""});
 }
 TEST(PlanSimulation, Reduce) { sweep(dcCollReduce, kReductionTypes, {""}); }
 TEST(PlanSimulation, ReduceScatter) { sweep(dcCollReduceScatter, kReductionTypes, {""}); }
@@ -377,11 +377,11 @@ TEST(PlanErrors, ImpossibleRequestsThrowInvalidArgument) {
 }
 
 TEST(AlgorithmChoice, TreeForSmallRingForLargeAtEightRanks) {
-  EXPECT_EQ(choose_allreduce_algorithm(8, 1024, 0), "tree");
-  EXPECT_EQ(choose_allreduce_algorithm(8, 64 << 20, 0), "ring");
-  EXPECT_EQ(choose_allreduce_algorithm(2, 16, 0), "ring");  // tree never beats a 2-rank ring
-  EXPECT_EQ(choose_allreduce_algorithm(8, 100, 50), "ring");
-  EXPECT_EQ(choose_allreduce_algorithm(8, 10 << 20, 64 << 20), "tree");
+  EXPECT_EQ(choose_allreduce_algorithm(8, 1024, 0, false), "tree");
+  EXPECT_EQ(choose_allreduce_algorithm(8, 64 << 20, 0, false), "ring");
+  EXPECT_EQ(choose_allreduce_algorithm(2, 16, 0, false), "ring");  // tree never beats a 2-rank ring
+  EXPECT_EQ(choose_allreduce_algorithm(8, 100, 50, false), "ring");
+  EXPECT_EQ(choose_allreduce_algorithm(8, 10 << 20, 64 << 20, false), "tree");
 
   PlanRequest q;
   q.nranks = 8;
@@ -396,6 +396,24 @@ TEST(AlgorithmChoice, TreeForSmallRingForLargeAtEightRanks) {
   EXPECT_EQ(make_plan(q).algorithm, "ring");
   q.algorithm = "Ring";
   EXPECT_THROW(make_plan(q), Error);
+}
+
+TEST(AlgorithmChoice, DirectWhereTheRingWouldRunOverSharedMemory) {
+  EXPECT_EQ(choose_allreduce_algorithm(4, 64 << 20, 0, true), "direct");
+  EXPECT_EQ(choose_allreduce_algorithm(8, 1024, 0, true), "tree");
+  EXPECT_EQ(choose_allreduce_algorithm(2, 64 << 20, 0, true), "ring");  // the same plan at 2 ranks
+  EXPECT_EQ(choose_allreduce_algorithm(4, 64 << 20, 0, false), "ring");
+
+  PlanRequest q;
+  q.nranks = 4;
+  q.count = 16 << 20;
+  q.shared_memory = true;
+  EXPECT_EQ(make_plan(q).algorithm, "direct");
+  q.algorithm = "ring";  // a forced algorithm wins
+  EXPECT_EQ(make_plan(q).algorithm, "ring");
+  q.shared_memory = false;
+  q.algorithm = "direct";
+  EXPECT_EQ(make_plan(q).algorithm, "direct");
 }
 
 std::string read_text(const std::string& path) {
