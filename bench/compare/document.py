@@ -68,9 +68,22 @@ read once at its source and written once at its destination; S is nccl-tests' si
 | all-to-all (S = whole input) | 2nS | (n−1)/n · B / (2n) |
 """
 
+SOCKET_BOUND = """## The socket bound of the TCP rows
+
+Over TCP every byte a rank sends passes the kernel's TCP stack twice (copied into the socket at the
+sender, out of it at the receiver), and on 127.0.0.1 both ends and the stack's own work share the
+same 2 cores. `build/bench/socket_ring_bw -n N` puts N processes in a ring on loopback, each sending
+128 MiB to the next while receiving as much from the previous (TCP_NODELAY, 4 MiB socket buffers,
+non-blocking sockets in a poll loop) and reports the per-rank rate: the median over 3 repetitions,
+measured once per round beside the TCP runs. nccl-tests' busbw is the rate at which each rank sends
+in a bandwidth-optimal algorithm, which is the least any algorithm must send (on average over the
+ranks), so **no library's TCP busbw can exceed this rate** (a reduction, done on the same cores,
+lowers the ceiling further):
+"""
+
 
 def merged(runs):
-    results, membw, failures, commands = {}, [], [], []
+    results, membw, failures, commands, socket_bw = {}, [], [], [], []
     wait_cpu = {}
     for raw in runs:
         for c, n, g, v in raw["results"]:
@@ -78,15 +91,16 @@ def merged(runs):
                                   for cfg, rounds in v.items()}
         if not membw:  # the bound uses the bandwidth measured beside the first (all-reduce) run
             membw = list(raw["membw"])
+        socket_bw += raw.get("socket_bw", [])
         failures += raw["failures"]
         commands.append(raw["command"])
         for lib, rs in (raw["wait_cpu"] or {}).items():
             wait_cpu.setdefault(lib, []).extend(rs)
-    return results, membw, failures, commands, wait_cpu
+    return results, membw, failures, commands, wait_cpu, report.socket_medians(socket_bw)
 
 
 def markdown(runs, pngs, doc_dir):
-    results, membw, failures, commands, wait_cpu = merged(runs)
+    results, membw, failures, commands, wait_cpu, sockets = merged(runs)
     mem = report.membw_medians(membw)
     m, v = runs[0]["machine"], runs[0]["versions"]
     out = [INTRO, "## Machine, versions, commands\n",
@@ -116,8 +130,12 @@ def markdown(runs, pngs, doc_dir):
         out.append("DeepComm's busbw at the largest size of each shared-memory run against its bound:\n")
         out += report.bound_lines(results, mem)
         out.append("")
+    if sockets:
+        out.append(SOCKET_BOUND)
+        out += report.socket_bound_lines(results, sockets)
+        out.append("")
     out.append("## Targets of issue 4\n\nThe issue sets them at 4 ranks; the lines for other rank counts are the same checks, for reference.\n")
-    out += report.targets(results, mem)
+    out += report.targets(results, mem, sockets)
     if wait_cpu:
         out.append(wait_cpu_section(wait_cpu))
     out.append("")

@@ -54,6 +54,29 @@ def memory_bound(collective, n, bandwidth):
     return factor(n) * bandwidth / moved(n)
 
 
+def socket_medians(runs):
+    """{nranks: median per-rank loopback TCP rate in GB/s} from socket_ring_bw's JSON objects."""
+    by_n = {}
+    for r in runs:
+        by_n.setdefault(r["nranks"], []).append(r["per_rank_gbs"])
+    return {n: statistics.median(v) for n, v in sorted(by_n.items())}
+
+
+def socket_bound_lines(results, sockets):
+    """Markdown rows: every TCP configuration's busbw at its largest size against the socket bound."""
+    rows = ["| collective | ranks | size | socket bound (GB/s) | configuration | busbw (GB/s) | fraction |",
+            "| --- | --- | --- | --- | --- | --- | --- |"]
+    for b in blocks_of(results):
+        if b.group != "tcp" or not b.sizes or b.nranks not in sockets:
+            continue
+        top = b.sizes[-1]
+        for name, busbw in b.busbw.items():
+            if top in busbw:
+                rows.append(f"| {b.collective} | {b.nranks} | {stats.human_size(top)} | {sockets[b.nranks]:.3g} | "
+                            f"{name} | {fmt(busbw[top])} | {busbw[top] / sockets[b.nranks]:.0%} |")
+    return rows
+
+
 def bound_lines(results, mem):
     """Markdown rows: DeepComm's busbw at its largest size as a fraction of the memory bound."""
     rows = ["| collective | ranks | size | DeepComm busbw (GB/s) | memory bound (GB/s) | fraction |",
@@ -161,7 +184,7 @@ def verdict(ok):
     return "met" if ok else "**missed**"
 
 
-def targets(results, mem):
+def targets(results, mem, sockets=None):
     """The issue's targets, checked with BENCHMARKING.md's tolerance, for the blocks a run has."""
     lines = []
     top = 64 * MIB
@@ -192,6 +215,10 @@ def targets(results, mem):
                 r = b.ratio.get(peer, {}).get(top)
                 lines.append(f"- tcp, {b.nranks} ranks, 64 MiB: {fmt(r)}× {peer}'s busbw (target ≥ {goal}): "
                              f"{verdict(r is not None and r >= goal)}")
+                if sockets and b.nranks in sockets and peer in b.busbw and top in b.busbw[peer]:
+                    room = sockets[b.nranks] / b.busbw[peer][top]
+                    lines.append(f"  - the socket bound {sockets[b.nranks]:.3g} GB/s is {room:.2f}× {peer}'s busbw: "
+                                 f"the most any library could reach")
         if b.collective != "all_reduce" and b.group == "shm" and b.best_ompi and top in b.sizes:
             r = b.best_ratio(top)
             lines.append(f"- {b.collective}, {b.nranks} ranks, 64 MiB: {fmt(r)}× the best Open MPI busbw "

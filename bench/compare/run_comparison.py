@@ -42,6 +42,7 @@ def parse_args():
     p.add_argument("-w", "--warmup", default="5")
     p.add_argument("--timeout", type=int, default=300, help="seconds allowed to one run")
     p.add_argument("--no-membw", action="store_true")
+    p.add_argument("--no-socket-bw", action="store_true")
     p.add_argument("--no-wait-cpu", action="store_true")
     p.add_argument("--markdown", default=None, help="write the tables here (e.g. docs/performance.md)")
     p.add_argument("--png-dir", default=None, help="write busbw-vs-size PNGs here")
@@ -52,7 +53,7 @@ def parse_args():
     a = p.parse_args()
     if a.quick:
         a.ranks, a.pairs, a.min_bytes, a.max_bytes, a.factor = "2", 1, "8", "64K", "32"
-        a.iters, a.warmup, a.no_membw, a.no_wait_cpu = "2", "1", True, True
+        a.iters, a.warmup, a.no_membw, a.no_socket_bw, a.no_wait_cpu = "2", "1", True, True, True
     return a
 
 
@@ -116,6 +117,7 @@ def main():
     work = tempfile.mkdtemp(prefix="dc_compare_")
     failures = []
     membw = []
+    socket_bw = []  # per round and rank count of a TCP group: the loopback ring's per-rank rate
     results = {}  # (collective, nranks, group) -> {config: [rounds of {size: row}]}
     try:
         for collective in a.collectives.split(","):
@@ -130,6 +132,13 @@ def main():
                         if rc == 0:
                             with open(path) as f:
                                 membw.append(json.load(f))
+                    if "tcp" in groups and not a.no_socket_bw:
+                        path = os.path.join(work, "socket_bw.json")
+                        rc, out = run([os.path.join(bench, "socket_ring_bw"), "-n", str(nranks), "-r", "3",
+                                       "-J", path], {}, a.timeout)
+                        if rc == 0:
+                            with open(path) as f:
+                                socket_bw.append(json.load(f))
                     for g, names in groups.items():
                         for config in names:
                             path = os.path.join(work, f"{config}.json")
@@ -155,7 +164,7 @@ def main():
         shutil.rmtree(work, ignore_errors=True)
 
     raw = {"results": [[k[0], k[1], k[2], v] for k, v in results.items()], "membw": membw,
-           "wait_cpu": wait_cpu, "failures": failures, "machine": machine(), "versions": tool_versions(),
+           "socket_bw": socket_bw, "wait_cpu": wait_cpu, "failures": failures, "machine": machine(), "versions": tool_versions(),
            "command": "/usr/bin/python3 " + " ".join(shlex.quote(x) for x in sys.argv)}
     if a.save:
         with open(a.save, "w") as f:
@@ -166,7 +175,7 @@ def main():
 def render(a, runs):
     import document  # matplotlib and the report modules are needed only here
     import report
-    results, membw, failures, _, _ = document.merged(runs)
+    results, membw, failures, _, _, _ = document.merged(runs)
     print(report.tables(results, report.membw_medians(membw)))
     pngs = report.plots(results, a.png_dir) if a.png_dir else []
     if a.markdown:
