@@ -12,6 +12,8 @@ void build_ring_allreduce(const PlanRequest& request, Plan& plan);
 void build_direct_allreduce(const PlanRequest& request, Plan& plan);
 void build_tree_allreduce(const PlanRequest& request, Plan& plan);
 void build_ring_allgather(const PlanRequest& request, Plan& plan);
+void build_direct_allgather(const PlanRequest& request, Plan& plan);
+void build_direct_broadcast(const PlanRequest& request, Plan& plan);
 void build_ring_reduce_scatter(const PlanRequest& request, Plan& plan);
 void build_pipeline_broadcast(const PlanRequest& request, Plan& plan);
 void build_pipeline_reduce(const PlanRequest& request, Plan& plan);

@@ -105,7 +105,8 @@ void simulate_and_check(const PlanRequest& q, TypeOp to, uint64_t seed) {
                " count=" + std::to_string(q.count) + " root=" + std::to_string(q.root) +
                " in_place=" + std::to_string(q.in_place) + " algorithm=" + q.algorithm +
                " type=" + datatype_name(to.type) + " op=" + redop_name(to.op) +
-               " chunk_bytes=" + std::to_string(q.chunk_bytes));
+               " chunk_bytes=" + std::to_string(q.chunk_bytes) +
+               " shared_memory=" + std::to_string(q.shared_memory));
   const std::vector<Plan> plans = make_plans(q);
   ASSERT_EQ(sim::check_invariants(plans), "");
   if (q.count <= 13) {  // the hazard check is quadratic in the number of steps
@@ -175,8 +176,11 @@ void sweep(dcCollective_t collective, const std::vector<TypeOp>& types,
               q.in_place = in_place;
               q.algorithm = algorithm;
               q.chunk_bytes = 16;
-              simulate_and_check(q, to, seed++);
-              if (testing::Test::HasFatalFailure()) return;
+              for (bool shared_memory : {false, true}) {
+                q.shared_memory = shared_memory;
+                simulate_and_check(q, to, seed++);
+                if (testing::Test::HasFatalFailure()) return;
+              }
               if (count == 1031 && n == 5) {
                 q.chunk_bytes = 1 << 20;
                 simulate_and_check(q, to, seed++);
@@ -414,6 +418,24 @@ TEST(AlgorithmChoice, DirectWhereTheRingWouldRunOverSharedMemory) {
   q.shared_memory = false;
   q.algorithm = "direct";
   EXPECT_EQ(make_plan(q).algorithm, "direct");
+}
+
+TEST(AlgorithmChoice, CopyCollectivesTakeBlocksDirectlyOverSharedMemory) {
+  PlanRequest q;
+  q.nranks = 4;
+  q.root = 1;
+  q.count = 1 << 20;
+  for (dcCollective_t c : {dcCollAllGather, dcCollBroadcast}) {
+    q.collective = c;
+    q.shared_memory = true;
+    const Plan direct = make_plan(q);
+    EXPECT_EQ(direct.algorithm, "direct");
+    for (const Step& s : direct.steps) {  // whole blocks: one message per peer
+      if (s.kind == StepKind::Send || s.kind == StepKind::Recv) EXPECT_EQ(s.count, q.count);
+    }
+    q.shared_memory = false;
+    EXPECT_NE(make_plan(q).algorithm, "direct");
+  }
 }
 
 std::string read_text(const std::string& path) {
