@@ -1,21 +1,18 @@
 #include "src/exec/flat_board.h"
 
-#include <fcntl.h>
 #include <linux/futex.h>
 #include <sched.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
-#include <cerrno>
 #include <climits>
 #include <cstdio>
-#include <cstring>
 #include <new>
 
 #include "src/core/error.h"
+#include "src/core/named_shm.h"
 
 namespace dc {
 
@@ -79,17 +76,7 @@ FlatBoard::FlatBoard(std::string name, void* base, size_t bytes, int nranks, siz
 std::unique_ptr<FlatBoard> FlatBoard::create(uint64_t comm_id, int nranks, size_t slot_bytes) {
   const std::string name = board_name(comm_id);
   const size_t bytes = segment_bytes(nranks, slot_bytes);
-  const int fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
-  if (fd < 0) fail(dcSystemError, "DeepComm: cannot create the flat board " + name + ": " + std::strerror(errno));
-  void* base = ftruncate(fd, static_cast<off_t>(bytes)) == 0
-                   ? mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
-                   : MAP_FAILED;
-  const int err = errno;
-  close(fd);
-  if (base == MAP_FAILED) {
-    shm_unlink(name.c_str());
-    fail(dcSystemError, "DeepComm: cannot map the flat board " + name + ": " + std::strerror(err));
-  }
+  void* base = create_named_shm(name, bytes, "DeepComm: flat board");
   // The new segment is zero-filled: every counter and history entry starts empty.
   auto* h = new (base) Header();
   h->nranks = static_cast<uint64_t>(nranks);
@@ -103,17 +90,10 @@ std::unique_ptr<FlatBoard> FlatBoard::create(uint64_t comm_id, int nranks, size_
 std::unique_ptr<FlatBoard> FlatBoard::open(uint64_t comm_id, int nranks, size_t slot_bytes) {
   const std::string name = board_name(comm_id);
   const size_t bytes = segment_bytes(nranks, slot_bytes);
-  const int fd = shm_open(name.c_str(), O_RDWR | O_CLOEXEC, 0);
-  if (fd < 0) fail(dcSystemError, "DeepComm: cannot open the flat board " + name + ": " + std::strerror(errno));
-  struct stat st {};
-  void* base = fstat(fd, &st) == 0 && static_cast<size_t>(st.st_size) == bytes
-                   ? mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
-                   : MAP_FAILED;
-  close(fd);
+  void* base = open_named_shm(name, bytes, "DeepComm: flat board");
   const auto* h = static_cast<const Header*>(base);
-  if (base == MAP_FAILED || h->magic != kMagic || h->nranks != static_cast<uint64_t>(nranks) ||
-      h->slot_bytes != slot_bytes) {
-    if (base != MAP_FAILED) munmap(base, bytes);
+  if (h->magic != kMagic || h->nranks != static_cast<uint64_t>(nranks) || h->slot_bytes != slot_bytes) {
+    munmap(base, bytes);
     fail(dcSystemError, "DeepComm: the flat board " + name + " does not match this communicator");
   }
   auto board = std::unique_ptr<FlatBoard>(new FlatBoard(name, base, bytes, nranks, slot_bytes));
