@@ -51,6 +51,10 @@ struct TagHash {
 // Called on the engine thread. bytes = bytes transferred (a receive: the message's real size).
 using Completion = std::function<void(const Status& status, size_t bytes)>;
 
+// Takes a received message piece by piece, in order, while each piece is in cache: `data` holds the
+// `len` bytes at `offset` of the message and is valid only during the call (engine thread).
+using PieceSink = std::function<void(const void* data, size_t offset, size_t len)>;
+
 struct TransportCounters {
   uint64_t bytes_sent = 0;
   uint64_t bytes_received = 0;
@@ -69,6 +73,12 @@ class Connection {
   virtual void send(const Tag& tag, const void* buf, size_t len, Completion done) = 0;
   // A message longer than capacity completes with dcInvalidUsage (nothing written past capacity).
   virtual void recv(const Tag& tag, void* buf, size_t capacity, Completion done) = 0;
+  // A receive whose message the transport may hand to `sink` in pieces instead of writing it to buf
+  // (a reduction then reads each piece from cache, not from memory). A message goes either wholly
+  // to the sink, before done runs, or wholly to buf. By default, always to buf.
+  virtual void recv_pieces(const Tag& tag, void* buf, size_t capacity, PieceSink /*sink*/, Completion done) {
+    recv(tag, buf, capacity, std::move(done));
+  }
   // Fails every pending and future operation with status (abort, peer death).
   virtual void close(const Status& status) = 0;
   // Runs done once everything queued for the peer so far (including protocol replies such as

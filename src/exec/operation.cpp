@@ -193,24 +193,37 @@ void Operation::run_step(uint32_t index) {
       return;
     case StepKind::Recv:
     case StepKind::RecvReduce: {
-      std::byte* target = step.kind == StepKind::Recv ? address(step.dst) : address(step.aux);
-      comm_->peer(step.peer)->recv(
-          tag_of(step), target, bytes, [self, index, bytes](const Status& s, size_t got) {
-            if (!s.ok())
-              return self->step_finished(index, self->explained(s, self->prepared_->plan.steps[index].peer));
-            if (got != bytes) {
-              self->step_finished(index, Status::failure(dcInvalidUsage,
-                  "DeepComm: received " + std::to_string(got) + " bytes where " +
-                  std::to_string(bytes) + " were expected (ranks called mismatched operations?)"));
-              return;
-            }
-            if (self->prepared_->plan.steps[index].kind == StepKind::RecvReduce) {
-              const Step& st = self->prepared_->plan.steps[index];
-              reduce(self->args_.datatype, self->reduce_op_, self->address(st.dst),
-                     self->address(st.src), self->address(st.aux), st.count);
-            }
-            self->step_finished(index, s);
-          });
+      const bool reduces = step.kind == StepKind::RecvReduce;
+      std::byte* target = reduces ? address(step.aux) : address(step.dst);
+      // Bytes the transport handed over in pieces, each reduced at once (then aux stays unused).
+      auto reduced = std::make_shared<size_t>(0);
+      Completion done = [self, index, bytes, reduced](const Status& s, size_t got) {
+        if (!s.ok())
+          return self->step_finished(index, self->explained(s, self->prepared_->plan.steps[index].peer));
+        if (got != bytes) {
+          self->step_finished(index, Status::failure(dcInvalidUsage,
+              "DeepComm: received " + std::to_string(got) + " bytes where " +
+              std::to_string(bytes) + " were expected (ranks called mismatched operations?)"));
+          return;
+        }
+        const Step& st = self->prepared_->plan.steps[index];
+        if (st.kind == StepKind::RecvReduce && *reduced != got) {
+          reduce(self->args_.datatype, self->reduce_op_, self->address(st.dst),
+                 self->address(st.src), self->address(st.aux), st.count);
+        }
+        self->step_finished(index, s);
+      };
+      if (!reduces) {
+        comm_->peer(step.peer)->recv(tag_of(step), target, bytes, std::move(done));
+        return;
+      }
+      PieceSink sink = [self, index, reduced](const void* data, size_t offset, size_t len) {
+        const Step& st = self->prepared_->plan.steps[index];
+        reduce(self->args_.datatype, self->reduce_op_, self->address(st.dst) + offset,
+               self->address(st.src) + offset, data, len / self->elem_size_);
+        *reduced += len;
+      };
+      comm_->peer(step.peer)->recv_pieces(tag_of(step), target, bytes, std::move(sink), std::move(done));
       return;
     }
     case StepKind::Copy:

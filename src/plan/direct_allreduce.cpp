@@ -33,8 +33,9 @@ void build_direct_allreduce(const PlanRequest& request, Plan& plan) {
     }
   }
 
-  // Accumulation into the own block, chunk by chunk; receives into round-robin staging slots, two
-  // chunks' worth so the next chunk's transfers overlap this chunk's reductions.
+  // Accumulation into the own block, chunk by chunk, peer after peer. A transport that hands a
+  // message over in pieces has each piece reduced while it is in cache; otherwise it lands in one of
+  // the round-robin staging slots first (two chunks' worth, so transfers overlap reductions).
   const Range own = block(r);
   const std::vector<Range> own_chunks = split_chunks(own.count, chunk);
   const uint64_t slots = std::min<uint64_t>(own_chunks.size() * (n - 1), 2 * static_cast<uint64_t>(n - 1));
@@ -49,12 +50,10 @@ void build_direct_allreduce(const PlanRequest& request, Plan& plan) {
     std::optional<uint32_t> partial;
     for (int i = 1; i < n; ++i) {
       const uint64_t slot = next_slot++ % slots;
-      const uint32_t received = plan.add(recv(wrap(r - i, n), make_tag(0, chunks_per_block, j),
-                                              scratch(slot * slot_elems), c.count),
-                                         after(slot_user[slot]));
-      std::vector<uint32_t> deps{received};
-      if (partial) deps.push_back(*partial);
-      partial = plan.add(reduce(partial ? output(at) : input(at), scratch(slot * slot_elems), output(at), c.count),
+      std::vector<uint32_t> deps = after(slot_user[slot]);
+      if (partial && partial != slot_user[slot]) deps.push_back(*partial);
+      partial = plan.add(recv_reduce(wrap(r - i, n), make_tag(0, chunks_per_block, j), partial ? output(at) : input(at),
+                                     output(at), scratch(slot * slot_elems), c.count),
                          deps);
       slot_user[slot] = partial;
     }

@@ -49,16 +49,6 @@ Step copy(BufRef src, BufRef dst, uint64_t count) {
   return s;
 }
 
-Step reduce(BufRef src, BufRef aux, BufRef dst, uint64_t count) {
-  Step s;
-  s.kind = StepKind::Reduce;
-  s.src = src;
-  s.aux = aux;
-  s.dst = dst;
-  s.count = count;
-  return s;
-}
-
 Step finalize(BufRef dst, uint64_t count) {
   Step s;
   s.kind = StepKind::Finalize;

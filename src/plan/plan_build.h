@@ -25,8 +25,6 @@ Step recv(int peer, uint32_t tag, BufRef dst, uint64_t count);
 // Receives into aux, then dst = src op aux.
 Step recv_reduce(int peer, uint32_t tag, BufRef src, BufRef dst, BufRef aux, uint64_t count);
 Step copy(BufRef src, BufRef dst, uint64_t count);
-// dst = src op aux.
-Step reduce(BufRef src, BufRef aux, BufRef dst, uint64_t count);
 Step finalize(BufRef dst, uint64_t count);
 
 // Elements per pipelining chunk (at least 1).

@@ -50,6 +50,64 @@ std::string sizes_both_ways(RankContext& ctx) {
   return "";
 }
 
+std::string pieces_in_order(RankContext& ctx) {
+  const size_t sizes[] = {100, kEagerMax, kEagerMax + 1, MessageChannel::kPieceBytes * 3, (3u << 20) + 12};
+  constexpr char kUntouched = 0x5A;
+  struct Received {
+    std::vector<char> assembled;
+    size_t next = 0;  // offset the next piece must start at
+    size_t pieces = 0;
+    std::string error;
+  };
+  std::vector<std::shared_ptr<Received>> got;
+  std::vector<PendingOp> recvs, sends;
+  std::vector<char*> in;
+  for (size_t i = 0; i < std::size(sizes); ++i) {
+    auto r = std::make_shared<Received>();
+    r->assembled.assign(sizes[i], 0);
+    got.push_back(r);
+    in.push_back(ctx.buffer(sizes[i], kUntouched));
+    recvs.push_back(ctx.recv_pieces(Tag{8, i, static_cast<uint64_t>(ctx.peer)}, in[i], sizes[i],
+                                    [r](const void* data, size_t offset, size_t len) {
+                                      if (offset != r->next || len == 0 || len > MessageChannel::kPieceBytes ||
+                                          offset + len > r->assembled.size()) {
+                                        r->error += "piece at " + std::to_string(offset) + " of " +
+                                                    std::to_string(len) + " bytes after " +
+                                                    std::to_string(r->next) + "; ";
+                                        return;
+                                      }
+                                      std::memcpy(r->assembled.data() + offset, data, len);
+                                      r->next += len;
+                                      ++r->pieces;
+                                    }));
+  }
+  for (size_t i = 0; i < std::size(sizes); ++i) {
+    char* out = ctx.buffer(sizes[i]);
+    fill_pattern(out, sizes[i], seed_of(ctx.rank, 8, i));
+    sends.push_back(ctx.send(Tag{8, i, static_cast<uint64_t>(ctx.rank)}, out, sizes[i]));
+  }
+  for (size_t i = 0; i < std::size(sizes); ++i) {
+    const std::string what = "size " + std::to_string(sizes[i]) + ": ";
+    SCENARIO_CHECK(ctx, sends[i].wait().status.ok(), what + "send failed");
+    OpResult r = recvs[i].wait();
+    SCENARIO_CHECK(ctx, r.status.ok() && r.bytes == sizes[i], what + describe(r));
+    const Received& g = *got[i];
+    SCENARIO_CHECK(ctx, g.error.empty(), what + g.error);
+    if (sizes[i] <= kEagerMax) {
+      SCENARIO_CHECK(ctx, g.pieces == 0, what + "an eager message went to the sink");
+      const std::string data = check_pattern(in[i], sizes[i], seed_of(ctx.peer, 8, i));
+      SCENARIO_CHECK(ctx, data.empty(), what + data);
+      continue;
+    }
+    SCENARIO_CHECK(ctx, g.next == sizes[i], what + "the sink got " + std::to_string(g.next) + " bytes");
+    const std::string data = check_pattern(g.assembled.data(), sizes[i], seed_of(ctx.peer, 8, i));
+    SCENARIO_CHECK(ctx, data.empty(), what + data);
+    SCENARIO_CHECK(ctx, std::all_of(in[i], in[i] + sizes[i], [](char c) { return c == kUntouched; }),
+                   what + "the buffer was written although the sink took the message");
+  }
+  return "";
+}
+
 std::string reverse_tags(RankContext& ctx) {
   constexpr size_t kCount = 32;
   auto size_of = [](size_t i) { return (i * 37011) % 300000; };  // eager and rendezvous mixed

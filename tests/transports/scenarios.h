@@ -22,6 +22,10 @@ std::string sent_then_closed(RankContext& ctx);
 // message is arriving; rank 0 then sends: the receives end with dcSystemError, their buffers stay
 // untouched, and other operations on the connection are unaffected.
 std::string cancelled_receives(RankContext& ctx);
+// Receives through a piece sink, both ways at once: eager messages land in the buffer and skip
+// the sink; rendezvous messages (up to several MiB and odd sizes) reach the sink in order, in
+// pieces of at most kPieceBytes that cover the message exactly, and leave the buffer untouched.
+std::string pieces_in_order(RankContext& ctx);
 // Rank 0 SIGKILLs rank 1 (a process) with transfers pending: they fail within a second.
 std::string peer_killed(RankContext& ctx);
 

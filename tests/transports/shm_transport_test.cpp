@@ -81,6 +81,7 @@ TEST_P(ShmTwoRanks, SizesBothWays) {
     return r.empty() ? check_path_and_no_names(ctx, single_copy) : r;
   }));
 }
+TEST_P(ShmTwoRanks, PiecesInOrder) { EXPECT_EQ("", run(pieces_in_order)); }
 TEST_P(ShmTwoRanks, TagsMatchedNotOrder) { EXPECT_EQ("", run(reverse_tags)); }
 TEST_P(ShmTwoRanks, UnexpectedMessages) { EXPECT_EQ("", run(unexpected_messages)); }
 TEST_P(ShmTwoRanks, CancelledReceives) { EXPECT_EQ("", run(cancelled_receives)); }

@@ -16,6 +16,7 @@ TransportFactory tcp() {
 class TcpTwoRanks : public ::testing::TestWithParam<RankMode> {};
 
 TEST_P(TcpTwoRanks, SizesBothWays) { EXPECT_EQ("", run_two_ranks(GetParam(), tcp(), sizes_both_ways)); }
+TEST_P(TcpTwoRanks, PiecesInOrder) { EXPECT_EQ("", run_two_ranks(GetParam(), tcp(), pieces_in_order)); }
 TEST_P(TcpTwoRanks, TagsMatchedNotOrder) { EXPECT_EQ("", run_two_ranks(GetParam(), tcp(), reverse_tags)); }
 TEST_P(TcpTwoRanks, UnexpectedMessages) { EXPECT_EQ("", run_two_ranks(GetParam(), tcp(), unexpected_messages)); }
 TEST_P(TcpTwoRanks, CancelledReceives) { EXPECT_EQ("", run_two_ranks(GetParam(), tcp(), cancelled_receives)); }

@@ -264,6 +264,15 @@ PendingOp RankContext::recv(const Tag& tag, void* buf, size_t capacity) {
   return op;
 }
 
+PendingOp RankContext::recv_pieces(const Tag& tag, void* buf, size_t capacity, PieceSink sink) {
+  PendingOp op;
+  auto c = conn;
+  boost::asio::post(io->io(), [c, tag, buf, capacity, sink = std::move(sink), done = op.completion()] {
+    c->recv_pieces(tag, buf, capacity, sink, done);
+  });
+  return op;
+}
+
 TransportCounters RankContext::counters() {
   TransportCounters result;
   io->call([&] { result = conn->counters(); });

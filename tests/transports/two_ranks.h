@@ -68,6 +68,8 @@ struct RankContext {
   char* buffer(size_t bytes, char fill = 0);
   PendingOp send(const Tag& tag, const void* buf, size_t len);
   PendingOp recv(const Tag& tag, void* buf, size_t capacity);
+  // The sink runs on the io thread, before the receive completes.
+  PendingOp recv_pieces(const Tag& tag, void* buf, size_t capacity, PieceSink sink);
   TransportCounters counters();
 
  private:

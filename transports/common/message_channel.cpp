@@ -54,19 +54,20 @@ void MessageChannel::send(const Tag& tag, const void* buf, size_t len, Completio
   enqueue(h, nullptr, 0);
 }
 
-void MessageChannel::recv(const Tag& tag, void* buf, size_t capacity, Completion done) {
+void MessageChannel::recv(const Tag& tag, void* buf, size_t capacity, Completion done, PieceSink sink) {
   auto it = unexpected_.find(tag);
   if (it == unexpected_.end()) {
     // A message of the same operation under another step, sent by a different operation?
     for (const auto& [other, queue] : unexpected_)
       if (signatures_differ(other, tag)) return post_completion(std::move(done), signature_mismatch(other.check), 0);
     if (closed_) return post_completion(std::move(done), close_status_, 0);
-    posted_[tag].push_back(std::make_shared<RecvOp>(RecvOp{tag, buf, capacity, 0, 0, std::move(done)}));
+    posted_[tag].push_back(
+        std::make_shared<RecvOp>(RecvOp{tag, buf, capacity, 0, 0, std::move(done), false, std::move(sink)}));
     return;
   }
   // An eager message that fully arrived stays receivable after the peer closed: a rank may send
   // its last message and exit before this rank posts the matching receive.
-  auto op = std::make_shared<RecvOp>(RecvOp{tag, buf, capacity, 0, 0, std::move(done)});
+  auto op = std::make_shared<RecvOp>(RecvOp{tag, buf, capacity, 0, 0, std::move(done), false, std::move(sink)});
   Unexpected u = std::move(it->second.front());
   it->second.pop_front();
   if (it->second.empty()) unexpected_.erase(it);
@@ -234,17 +235,41 @@ void MessageChannel::on_data() {
   const FrameHeader h = in_;
   RecvPtr op = find_rendezvous_recv(h.id);
   if (!op || h.offset + h.length > op->expected) return protocol_error("Data frame out of range");
-  std::shared_ptr<std::vector<char>> sink;  // a cancelled receive's payload is read and dropped
-  if (op->discard) sink = std::make_shared<std::vector<char>>(h.length);
-  char* into = sink ? sink->data() : static_cast<char*>(op->buf) + h.offset;
-  read_payload(into, h.length, [this, op, h, sink] {
-    op->received += h.length;
-    if (op->received == op->expected) {
-      erase_rendezvous_recv(h.id);
-      finish_recv(op, Status::success(), op->expected);
-    }
-    read_header();
+  if (op->sink && !op->discard) return read_pieces(op, h, 0);
+  std::shared_ptr<std::vector<char>> dropped;  // a cancelled receive's payload is read and dropped
+  if (op->discard) dropped = std::make_shared<std::vector<char>>(h.length);
+  char* into = dropped ? dropped->data() : static_cast<char*>(op->buf) + h.offset;
+  read_payload(into, h.length, [this, op, h, dropped] { payload_arrived(op, h); });
+}
+
+// The payload goes through the piece buffer, each piece to the sink as soon as it is read (the sink
+// stops getting pieces if the receive is cancelled meanwhile).
+void MessageChannel::read_pieces(const RecvPtr& op, const FrameHeader& h, size_t done) {
+  const size_t n = std::min(kPieceBytes, static_cast<size_t>(h.length) - done);
+  read_payload(piece_buffer(), n, [this, op, h, done, n] {
+    if (n && !op->discard) op->sink(piece_buffer(), h.offset + done, n);
+    if (done + n < h.length) return read_pieces(op, h, done + n);
+    payload_arrived(op, h);
   });
+}
+
+void MessageChannel::payload_arrived(const RecvPtr& op, const FrameHeader& h) {
+  op->received += h.length;
+  if (op->received == op->expected) {
+    erase_rendezvous_recv(h.id);
+    finish_recv(op, Status::success(), op->expected);
+  }
+  read_header();
+}
+
+void MessageChannel::hand_over(const PieceSink& sink, const char* data, size_t offset, size_t len) {
+  for (size_t done = 0; done < len; done += kPieceBytes)
+    sink(data + done, offset + done, std::min(kPieceBytes, len - done));
+}
+
+char* MessageChannel::piece_buffer() {
+  if (!piece_) piece_.reset(new char[kPieceBytes]);
+  return piece_.get();
 }
 
 void MessageChannel::read_payload(void* dst, size_t len, std::function<void()> then) {

@@ -25,6 +25,8 @@ class MessageChannel : public std::enable_shared_from_this<MessageChannel> {
   using Socket = boost::asio::generic::stream_protocol::socket;
 
   static constexpr size_t kEagerMax = 64 * 1024;
+  // Pieces of a message handed to a PieceSink: small enough to stay in cache while the sink reads.
+  static constexpr size_t kPieceBytes = 128 * 1024;
   static constexpr size_t kEagerWindow = 4 * 1024 * 1024;
 
   MessageChannel(boost::asio::io_context& io, Socket socket, int peer, const char* transport_name);
@@ -33,7 +35,7 @@ class MessageChannel : public std::enable_shared_from_this<MessageChannel> {
   // Starts reading frames; call once, after construction, on the io thread.
   void start();
   void send(const Tag& tag, const void* buf, size_t len, Completion done);
-  void recv(const Tag& tag, void* buf, size_t capacity, Completion done);
+  void recv(const Tag& tag, void* buf, size_t capacity, Completion done, PieceSink sink = nullptr);
   void close(const Status& status);
   void flush(std::function<void()> done);
   void cancel(uint64_t comm, uint64_t seq);
@@ -56,6 +58,7 @@ class MessageChannel : public std::enable_shared_from_this<MessageChannel> {
     size_t received = 0;  // rendezvous bytes placed so far
     Completion done;
     bool discard = false;  // cancelled while its payload is in flight: read it, drop it
+    PieceSink sink;        // set: the transport may deliver the rendezvous payload in pieces
   };
   using SendPtr = std::shared_ptr<SendOp>;
   using RecvPtr = std::shared_ptr<RecvOp>;
@@ -80,6 +83,10 @@ class MessageChannel : public std::enable_shared_from_this<MessageChannel> {
   void erase_rendezvous_recv(uint64_t id);
   void finish_send(const SendPtr& op, const Status& status);
   void finish_recv(const RecvPtr& op, const Status& status, size_t bytes);
+  // The buffer a piece lands in before the sink reads it (one per channel, engine thread only).
+  char* piece_buffer();
+  // Hands bytes readable in place (at `offset` of the message) to the sink, kPieceBytes at a time.
+  static void hand_over(const PieceSink& sink, const char* data, size_t offset, size_t len);
   bool closed() const { return closed_; }
   const Status& close_status() const { return close_status_; }
   int peer() const { return peer_; }
@@ -102,6 +109,8 @@ class MessageChannel : public std::enable_shared_from_this<MessageChannel> {
   void on_rts();
   void on_data();
   void read_payload(void* dst, size_t len, std::function<void()> then);
+  void read_pieces(const RecvPtr& op, const FrameHeader& data, size_t done);
+  void payload_arrived(const RecvPtr& op, const FrameHeader& data);
   void deliver_eager(const RecvPtr& op, const FrameHeader& header, const char* payload);
   void return_credit(size_t len);
   void match_rts(const RecvPtr& op, const FrameHeader& rts);
@@ -127,6 +136,7 @@ class MessageChannel : public std::enable_shared_from_this<MessageChannel> {
   std::unordered_map<uint64_t, SendPtr> rendezvous_sends_;  // waiting for CTS/FIN
   std::unordered_map<uint64_t, RecvPtr> rendezvous_recvs_;  // receiving Data/Slot frames
   uint64_t next_id_ = 1;
+  std::unique_ptr<char[]> piece_;
 
   size_t eager_outstanding_ = 0;  // sender: eager bytes not yet credited back
   size_t credit_to_return_ = 0;   // receiver: consumed eager bytes not yet credited
@@ -150,6 +160,9 @@ class OwnedConnection : public Connection {
   }
   void recv(const Tag& tag, void* buf, size_t capacity, Completion done) override {
     channel_->recv(tag, buf, capacity, std::move(done));
+  }
+  void recv_pieces(const Tag& tag, void* buf, size_t capacity, PieceSink sink, Completion done) override {
+    channel_->recv(tag, buf, capacity, std::move(done), std::move(sink));
   }
   void close(const Status& status) override { channel_->close(status); }
   void flush(std::function<void()> done) override { channel_->flush(std::move(done)); }

@@ -42,6 +42,20 @@ int ShmChannel::copy_from_peer(void* dst, uint64_t src, size_t len) {
   return 0;
 }
 
+int ShmChannel::stream_from_peer(const PieceSink& sink, uint64_t src, size_t len) {
+  if (peer_pid_ == getpid()) {  // threads as ranks: the sender's buffer is readable in place
+    hand_over(sink, reinterpret_cast<const char*>(src), 0, len);
+    return 0;
+  }
+  char* piece = piece_buffer();
+  for (size_t offset = 0; offset < len; offset += kPieceBytes) {
+    const size_t n = std::min(kPieceBytes, len - offset);
+    if (const int err = copy_from_peer(piece, src + offset, n)) return err;
+    sink(piece, offset, n);
+  }
+  return 0;
+}
+
 TransportCounters ShmChannel::counters() const {
   TransportCounters c = MessageChannel::counters();
   c.bytes_received_staged = staged_bytes_.load();
@@ -74,7 +88,9 @@ bool ShmChannel::copy_from_region(const RecvPtr& op, const FrameHeader& rts) {
       rts.length > region->size - (rts.aux - region->remote_base)) {
     return false;
   }
-  if (rts.length) std::memcpy(op->buf, region->local + (rts.aux - region->remote_base), rts.length);
+  const char* from = region->local + (rts.aux - region->remote_base);
+  if (op->sink) hand_over(op->sink, from, 0, rts.length);  // read in place: no copy at all
+  else if (rts.length) std::memcpy(op->buf, from, rts.length);
   ++mapped_copies_;
   mapped_bytes_ += rts.length;
   finish_recv(op, Status::success(), rts.length);
@@ -85,7 +101,8 @@ bool ShmChannel::copy_from_region(const RecvPtr& op, const FrameHeader& rts) {
 void ShmChannel::rendezvous_matched(const RecvPtr& op, const FrameHeader& rts) {
   if ((rts.flags & kFrameInRegion) && copy_from_region(op, rts)) return;
   if (single_copy_) {
-    const int err = copy_from_peer(op->buf, rts.aux, rts.length);
+    const int err = op->sink ? stream_from_peer(op->sink, rts.aux, rts.length)
+                             : copy_from_peer(op->buf, rts.aux, rts.length);
     if (err == 0) {
       ++direct_copies_;
       finish_recv(op, Status::success(), rts.length);
@@ -151,8 +168,11 @@ bool ShmChannel::on_slot(const FrameHeader& h) {
       h.offset + h.length > op->expected) {
     return false;
   }
-  if (h.length && !op->discard)
-    std::memcpy(static_cast<char*>(op->buf) + h.offset, segment_->slot(in_half_, h.aux), h.length);
+  if (h.length && !op->discard) {
+    const char* from = segment_->slot(in_half_, h.aux);
+    if (op->sink) hand_over(op->sink, from, h.offset, h.length);
+    else std::memcpy(static_cast<char*>(op->buf) + h.offset, from, h.length);
+  }
   op->received += h.length;
   staged_bytes_ += h.length;
   FrameHeader freed;

@@ -59,6 +59,8 @@ class ShmChannel : public MessageChannel {
 
   // Copies len bytes at the peer's address src into dst; on failure returns the errno.
   int copy_from_peer(void* dst, uint64_t src, size_t len);
+  // Copies the peer's bytes piece by piece into a cache-sized buffer and hands each to the sink.
+  int stream_from_peer(const PieceSink& sink, uint64_t src, size_t len);
   // Copies the message out of the sender's region mapped here; false if that is not possible.
   bool copy_from_region(const RecvPtr& op, const FrameHeader& rts);
   void send_fin(const FrameHeader& rts, bool failed);
@@ -73,6 +75,7 @@ class ShmChannel : public MessageChannel {
   int out_half_;
   int in_half_;
   bool single_copy_;
+
   std::deque<SlotSend> slot_sends_;
   std::vector<size_t> free_slots_;
   std::atomic<uint64_t> direct_copies_{0};
