@@ -68,17 +68,21 @@ read once at its source and written once at its destination; S is nccl-tests' si
 | all-to-all (S = whole input) | 2nS | (n−1)/n · B / (2n) |
 """
 
-SOCKET_BOUND = """## The socket bound of the TCP rows
+SOCKET_BOUND = """## The socket bound of the TCP all-reduce rows
 
 Over TCP every byte a rank sends passes the kernel's TCP stack twice (copied into the socket at the
 sender, out of it at the receiver), and on 127.0.0.1 both ends and the stack's own work share the
 same 2 cores. `build/bench/socket_ring_bw -n N` puts N processes in a ring on loopback, each sending
 128 MiB to the next while receiving as much from the previous (TCP_NODELAY, 4 MiB socket buffers,
 non-blocking sockets in a poll loop) and reports the per-rank rate: the median over 3 repetitions,
-measured once per round beside the TCP runs. nccl-tests' busbw is the rate at which each rank sends
-in a bandwidth-optimal algorithm, which is the least any algorithm must send (on average over the
-ranks), so **no library's TCP busbw can exceed this rate** (a reduction, done on the same cores,
-lowers the ceiling further):
+measured once per round beside the TCP runs.
+
+That is the traffic of a bandwidth-optimal all-reduce, where every rank sends and receives all the
+time (the rings of DeepComm and Gloo), and its busbw is the rate at which each rank sends. So the
+socket rate is the all-reduce's ceiling; the reduction, done on the same cores, lowers it further.
+It is not a ceiling for other patterns: with fewer streams active at once (a tree broadcast, a
+2-rank broadcast with one sender) the cores lose less time switching between ranks, and such runs
+exceed it. The table therefore covers all-reduce only:
 """
 
 

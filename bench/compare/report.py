@@ -63,11 +63,12 @@ def socket_medians(runs):
 
 
 def socket_bound_lines(results, sockets):
-    """Markdown rows: every TCP configuration's busbw at its largest size against the socket bound."""
+    """Markdown rows: every TCP all-reduce configuration's busbw at its largest size against the socket
+    bound (a ring's traffic; see document.SOCKET_BOUND for why other collectives are left out)."""
     rows = ["| collective | ranks | size | socket bound (GB/s) | configuration | busbw (GB/s) | fraction |",
             "| --- | --- | --- | --- | --- | --- | --- |"]
     for b in blocks_of(results):
-        if b.group != "tcp" or not b.sizes or b.nranks not in sockets:
+        if b.collective != "all_reduce" or b.group != "tcp" or not b.sizes or b.nranks not in sockets:
             continue
         top = b.sizes[-1]
         for name, busbw in b.busbw.items():
@@ -218,7 +219,7 @@ def targets(results, mem, sockets=None):
                 if sockets and b.nranks in sockets and peer in b.busbw and top in b.busbw[peer]:
                     room = sockets[b.nranks] / b.busbw[peer][top]
                     lines.append(f"  - the socket bound {sockets[b.nranks]:.3g} GB/s is {room:.2f}× {peer}'s busbw: "
-                                 f"the most any library could reach")
+                                 f"the most a ring all-reduce could reach")
         if b.collective != "all_reduce" and b.group == "shm" and b.best_ompi and top in b.sizes:
             r = b.best_ratio(top)
             lines.append(f"- {b.collective}, {b.nranks} ranks, 64 MiB: {fmt(r)}× the best Open MPI busbw "

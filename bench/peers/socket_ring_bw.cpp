@@ -1,9 +1,9 @@
 // The TCP ceiling of the comparison's TCP rows: n processes on 127.0.0.1 in a ring, each sending
 // -s bytes to the next while receiving as many from the previous (non-blocking sockets, one poll
 // loop per process, TCP_NODELAY and 4 MiB socket buffers as DeepComm's TCP transport sets them).
-// A collective's busbw is the rate at which each rank sends in a bandwidth-optimal algorithm (the
-// least any algorithm sends, on average over the ranks), so it cannot exceed this per-rank rate,
-// whatever the library. Prints the median over -r
+// That is the traffic of a bandwidth-optimal (ring) all-reduce, whose busbw is the rate at which
+// each rank sends: this per-rank rate is its ceiling. Patterns with fewer streams active at once
+// (trees, a single sender) lose less time to switching between ranks and can exceed it. Prints the median over -r
 // repetitions (after one warm-up) of bytes / the slowest rank's time and, with -J, a JSON object.
 #include <arpa/inet.h>
 #include <fcntl.h>
