@@ -76,6 +76,7 @@ struct dcComm {
   std::deque<std::shared_ptr<dc::Operation>> collective_queue;  // front is running
   std::set<std::shared_ptr<dc::Operation>> active_ops;           // queued or running
   bool failed = false;  // set once by fail_comm; every later operation fails at once
+  uint64_t failed_from = 0;  // ... except collectives numbered below this (see fail_comm)
   dc::Status failure;
   std::shared_ptr<dc::ControlChannel> control;
   struct ScratchBuffer {

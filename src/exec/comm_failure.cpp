@@ -22,7 +22,9 @@ struct Notice {
   uint64_t collectives = 0;
   uint64_t sends_to_you = 0;
   uint64_t receives_from_you = 0;
-  char text[480];
+  // A failure: the first collective it fails (the failing rank finished those before it).
+  uint64_t failed_from = 0;
+  char text[472];
 };
 
 // What a rank that left promised: every operation before these counts has its participation.
@@ -53,6 +55,7 @@ void notify(dcComm* comm, const Status& status) {
     notice->collectives = comm->next_collective_seq;
     notice->sends_to_you = comm->next_send_seq[p];
     notice->receives_from_you = comm->next_recv_seq[p];
+    notice->failed_from = comm->failed_from;
     std::snprintf(notice->text, sizeof notice->text, "%s", status.ok() ? "left" : status.message.c_str());
     // A peer that is gone cannot be told; its own connection failure tells the others.
     comm->peer(p)->send(control_tag(comm), notice.get(), sizeof(Notice), [notice](const Status&, size_t) {});
@@ -71,7 +74,8 @@ bool fail_if_waiting_on(dcComm* comm, const Operation& op, const Departure& d) {
   fail_comm(comm, Status::failure(dcInvalidUsage,
                 "DeepComm: ranks made a different number of calls: rank " + std::to_string(peer) +
                     " destroyed the communicator while rank " + std::to_string(comm->rank) +
-                    " waits for it in operation #" + std::to_string(op.sequence()) + ", " + call));
+                    " waits for it in operation #" + std::to_string(op.sequence()) + ", " + call),
+            op.is_collective() ? op.sequence() : 0);
   return true;
 }
 
@@ -109,15 +113,16 @@ void post_control_receive(const std::shared_ptr<ControlChannel>& channel, int pe
                                                            box->receives_from_you});
                            std::string text(box->text, strnlen(box->text, sizeof box->text));
                            const dcResult_t code = box->code == dcInvalidUsage ? dcInvalidUsage : dcRemoteError;
-                           fail_comm(c, Status::failure(code, text));
+                           fail_comm(c, Status::failure(code, text), box->failed_from);
                          });
 }
 
 }  // namespace
 
-void fail_comm(dcComm* comm, const Status& status) {
+void fail_comm(dcComm* comm, const Status& status, uint64_t first_collective) {
   if (comm->failed) return;
   comm->failed = true;
+  comm->failed_from = first_collective;
   comm->failure = status;
   comm->set_error(status.code, status.message);
   // A peer leaving after the last operation is normal shutdown; only failed work is worth a warning.
@@ -127,7 +132,8 @@ void fail_comm(dcComm* comm, const Status& status) {
   // connections close (a rank that exits after a failure is not taken for the cause).
   notify(comm, status);
   auto ops = comm->active_ops;  // completing an operation removes it from the set
-  for (const auto& op : ops) op->fail(status);
+  for (const auto& op : ops)
+    if (!op->is_collective() || op->sequence() >= first_collective) op->fail(status);
   if (comm->board) comm->board->wake_all();  // a flat operation waiting on the board sees it now
 }
 

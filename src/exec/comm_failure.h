@@ -1,7 +1,7 @@
 // Failure of a communicator, so that no rank hangs silently. The first failure (a peer's death seen
 // as its connection closing, a mismatch, a timeout, an abort or revoke, or a peer's notice of one)
-// marks the communicator failed: its queued and running operations end with that error, later ones
-// fail at once, and every other rank is told why through the communicator's control channel. Each rank keeps a receive
+// marks the communicator failed: its queued and running operations end with that error (except
+// collectives the failing rank had finished), later ones fail at once, and every other rank is told why through the communicator's control channel. Each rank keeps a receive
 // posted from every peer on that channel, which doubles as death detection: it fails the moment
 // the peer's connection closes, whatever the rank is doing. Engine thread only.
 #pragma once
@@ -13,7 +13,10 @@
 
 namespace dc {
 
-void fail_comm(dcComm* comm, const Status& status);
+// Collectives numbered below `first_collective` are spared: the failing rank finished them, so
+// their data is sent and they can still complete here (a slow rank may still be in one when a faster
+// rank fails a later call). They end by themselves, by their own errors, or by the deadline.
+void fail_comm(dcComm* comm, const Status& status, uint64_t first_collective = 0);
 
 // Posts the control receives of a new communicator.
 void start_control_channel(dcComm* comm);

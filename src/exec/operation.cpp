@@ -113,7 +113,7 @@ void Operation::fail(const Status& status) {
 
 void Operation::start() {
   if (completed_) return;  // failed while queued
-  if (comm_->failed) {
+  if (comm_->failed && (!is_collective() || seq_ >= comm_->failed_from)) {
     complete(comm_->failure);
     return;
   }
@@ -276,8 +276,9 @@ void Operation::complete(const Status& status) {
   if (!status.ok()) {
     // No late message of this operation may land in buffers the caller gets back now.
     cancel_receives();
-    // A failed step fails the whole communicator: the other ranks must not wait for this one.
-    fail_comm(comm, status);
+    // A failed step fails the whole communicator: the other ranks must not wait for this one. The
+    // collectives before this one are complete here, so the others may still finish theirs.
+    fail_comm(comm, status, is_collective() ? seq_ : 0);
   }
   batch_->finish(status);
   std::lock_guard<std::mutex> lock(comm->inflight_mutex);
