@@ -19,8 +19,8 @@ std::string short_and_too_long(RankContext& ctx);
 // rank 1 still receives it (a rank may send its last message and exit).
 std::string sent_then_closed(RankContext& ctx);
 // Rank 1 cancels its receives of one operation (comm, seq), one still posted and one whose large
-// message is arriving; rank 0 then sends: the receives end with dcSystemError, their buffers stay
-// untouched, and other operations on the connection are unaffected.
+// message is arriving; rank 0 then sends: the receives end with dcSystemError, nothing is written
+// into their buffers once that is reported, and other operations on the connection are unaffected.
 std::string cancelled_receives(RankContext& ctx);
 // Receives through a piece sink, both ways at once: eager messages land in the buffer and skip
 // the sink; rendezvous messages (up to several MiB and odd sizes) reach the sink in order, in

@@ -16,6 +16,10 @@ namespace {
 // What one eager message costs the sender's window: its payload plus the receiver's bookkeeping.
 size_t eager_cost(size_t len) { return len + sizeof(FrameHeader); }
 
+Status cancelled() {
+  return Status::failure(dcSystemError, "DeepComm: receive cancelled: its operation failed");
+}
+
 Status too_long(size_t len, size_t capacity) {
   return Status::failure(dcInvalidUsage, "received message of " + std::to_string(len) +
                                              " bytes is larger than the posted buffer of " +
@@ -120,20 +124,20 @@ void MessageChannel::flush(std::function<void()> done) {
 }
 
 void MessageChannel::cancel(uint64_t comm, uint64_t seq) {
-  const Status cancelled = Status::failure(dcSystemError, "DeepComm: receive cancelled: its operation failed");
   auto of_operation = [&](const Tag& t) { return t.comm == comm && t.seq == seq; };
   for (auto it = posted_.begin(); it != posted_.end();) {
     if (!of_operation(it->first)) {
       ++it;
       continue;
     }
-    for (auto& op : it->second) finish_recv(op, cancelled, 0);
+    for (auto& op : it->second) finish_recv(op, cancelled(), 0);
     it = posted_.erase(it);
   }
   for (auto& [id, op] : rendezvous_recvs_) {
     if (!of_operation(op->tag)) continue;
     op->discard = true;
-    finish_recv(op, cancelled, 0);
+    // A piece being read into the buffer ends first: the receive reports only after it.
+    if (!op->reading) finish_recv(op, cancelled(), 0);
   }
 }
 
@@ -235,20 +239,23 @@ void MessageChannel::on_data() {
   const FrameHeader h = in_;
   RecvPtr op = find_rendezvous_recv(h.id);
   if (!op || h.offset + h.length > op->expected) return protocol_error("Data frame out of range");
-  if (op->sink && !op->discard) return read_pieces(op, h, 0);
-  std::shared_ptr<std::vector<char>> dropped;  // a cancelled receive's payload is read and dropped
-  if (op->discard) dropped = std::make_shared<std::vector<char>>(h.length);
-  char* into = dropped ? dropped->data() : static_cast<char*>(op->buf) + h.offset;
-  read_payload(into, h.length, [this, op, h, dropped] { payload_arrived(op, h); });
+  read_data(op, h, 0);
 }
 
-// The payload goes through the piece buffer, each piece to the sink as soon as it is read (the sink
-// stops getting pieces if the receive is cancelled meanwhile).
-void MessageChannel::read_pieces(const RecvPtr& op, const FrameHeader& h, size_t done) {
+// The payload is read kPieceBytes at a time: into the buffer, or through the piece buffer to the
+// sink. A receive cancelled meanwhile gets nothing more (the rest is read and dropped), and its
+// cancellation is reported once the piece being read into its buffer has landed, so nothing is
+// written into a buffer its caller already got back.
+void MessageChannel::read_data(const RecvPtr& op, const FrameHeader& h, size_t done) {
   const size_t n = std::min(kPieceBytes, static_cast<size_t>(h.length) - done);
-  read_payload(piece_buffer(), n, [this, op, h, done, n] {
-    if (n && !op->discard) op->sink(piece_buffer(), h.offset + done, n);
-    if (done + n < h.length) return read_pieces(op, h, done + n);
+  const bool to_buffer = !op->sink && !op->discard;
+  char* into = to_buffer ? static_cast<char*>(op->buf) + h.offset + done : piece_buffer();
+  op->reading = to_buffer;
+  read_payload(into, n, [this, op, h, done, n] {
+    op->reading = false;
+    if (op->discard) finish_recv(op, cancelled(), 0);
+    else if (n && op->sink) op->sink(piece_buffer(), h.offset + done, n);
+    if (done + n < h.length) return read_data(op, h, done + n);
     payload_arrived(op, h);
   });
 }

@@ -59,6 +59,7 @@ class MessageChannel : public std::enable_shared_from_this<MessageChannel> {
     Completion done;
     bool discard = false;  // cancelled while its payload is in flight: read it, drop it
     PieceSink sink;        // set: the transport may deliver the rendezvous payload in pieces
+    bool reading = false;  // a piece of its payload is being read into buf right now
   };
   using SendPtr = std::shared_ptr<SendOp>;
   using RecvPtr = std::shared_ptr<RecvOp>;
@@ -109,7 +110,7 @@ class MessageChannel : public std::enable_shared_from_this<MessageChannel> {
   void on_rts();
   void on_data();
   void read_payload(void* dst, size_t len, std::function<void()> then);
-  void read_pieces(const RecvPtr& op, const FrameHeader& data, size_t done);
+  void read_data(const RecvPtr& op, const FrameHeader& data, size_t done);
   void payload_arrived(const RecvPtr& op, const FrameHeader& data);
   void deliver_eager(const RecvPtr& op, const FrameHeader& header, const char* payload);
   void return_credit(size_t len);
