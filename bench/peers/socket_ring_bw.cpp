@@ -3,8 +3,9 @@
 // loop per process, TCP_NODELAY and 4 MiB socket buffers as DeepComm's TCP transport sets them).
 // That is the traffic of a bandwidth-optimal (ring) all-reduce, whose busbw is the rate at which
 // each rank sends: this per-rank rate is its ceiling. Patterns with fewer streams active at once
-// (trees, a single sender) lose less time to switching between ranks and can exceed it. Prints the median over -r
-// repetitions (after one warm-up) of bytes / the slowest rank's time and, with -J, a JSON object.
+// (trees, a single sender) lose less time to switching between ranks and can exceed it. Prints the
+// median over -r repetitions (after one warm-up) of bytes / the slowest rank's time and, with -J, a
+// JSON object.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>

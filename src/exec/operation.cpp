@@ -196,7 +196,7 @@ void Operation::run_step(uint32_t index) {
       const bool reduces = step.kind == StepKind::RecvReduce;
       std::byte* target = reduces ? address(step.aux) : address(step.dst);
       // Bytes the transport handed over in pieces, each reduced at once (then aux stays unused).
-      auto reduced = std::make_shared<size_t>(0);
+      auto reduced = reduces ? std::make_shared<size_t>(0) : nullptr;
       Completion done = [self, index, bytes, reduced](const Status& s, size_t got) {
         if (!s.ok())
           return self->step_finished(index, self->explained(s, self->prepared_->plan.steps[index].peer));
@@ -207,7 +207,7 @@ void Operation::run_step(uint32_t index) {
           return;
         }
         const Step& st = self->prepared_->plan.steps[index];
-        if (st.kind == StepKind::RecvReduce && *reduced != got) {
+        if (reduced && *reduced != got) {
           reduce(self->args_.datatype, self->reduce_op_, self->address(st.dst),
                  self->address(st.src), self->address(st.aux), st.count);
         }

@@ -1,6 +1,6 @@
 // Direct all-reduce for ranks that share memory bandwidth (one host): rank k owns block k of n
 // balanced blocks. Every rank sends chunk j of block k to its owner; the owner receives the n-1
-// peers' chunk j into staging slots and folds each into its output chunk j while that chunk is still
+// peers' chunk j one after another and folds each into its output chunk j while that chunk is still
 // in cache, then sends the finished chunk to every peer. Memory traffic is (3n-1)S over all ranks
 // against the ring's 5(n-1)S, because partial sums never leave the owner. Only the owner computes a
 // block, in a fixed peer order, so every rank receives the same bytes.
