@@ -11,7 +11,7 @@
 #include "src/core/engine_call.h"
 #include "src/core/issue.h"
 #include "src/core/registration.h"
-#include "src/core/shareable_memory.h"
+#include "src/base/shareable_memory.h"
 #include "src/exec/comm_failure.h"
 #include "src/kernels/reduce.h"
 

@@ -9,7 +9,7 @@
 #include "src/core/bootstrap.h"
 #include "src/core/communicator.h"
 #include "src/core/engine_call.h"
-#include "src/core/log.h"
+#include "src/base/log.h"
 #include "src/core/peer_setup.h"
 #include "src/core/registration.h"
 #include "src/exec/comm_failure.h"

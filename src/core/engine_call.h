@@ -6,7 +6,7 @@
 #include <future>
 #include <string>
 
-#include "src/core/error.h"
+#include "src/base/error.h"
 #include "src/exec/engine.h"
 
 namespace dc {

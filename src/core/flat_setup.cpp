@@ -1,7 +1,7 @@
 #include "src/core/flat_setup.h"
 
 #include "src/core/issue.h"
-#include "src/core/log.h"
+#include "src/base/log.h"
 #include "src/exec/flat_board.h"
 
 namespace dc {

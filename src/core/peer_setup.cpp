@@ -11,7 +11,7 @@
 
 #include "src/core/engine_call.h"
 #include "src/core/flat_setup.h"
-#include "src/core/log.h"
+#include "src/base/log.h"
 #include "src/exec/comm_failure.h"
 #include "src/exec/engine.h"
 #include "transports/self/self_connection.h"

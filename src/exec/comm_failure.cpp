@@ -3,7 +3,7 @@
 #include <array>
 #include <cstring>
 
-#include "src/core/log.h"
+#include "src/base/log.h"
 #include "src/exec/flat_board.h"
 #include "src/exec/operation.h"
 #include "src/exec/signature.h"

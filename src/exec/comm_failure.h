@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "src/core/communicator.h"
-#include "src/core/error.h"
+#include "src/base/error.h"
 
 namespace dc {
 

@@ -6,7 +6,7 @@
 #include <boost/asio/post.hpp>
 #include <mutex>
 
-#include "src/core/log.h"
+#include "src/base/log.h"
 
 namespace dc {
 

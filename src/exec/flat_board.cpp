@@ -11,8 +11,8 @@
 #include <cstdio>
 #include <new>
 
-#include "src/core/error.h"
-#include "src/core/named_shm.h"
+#include "src/base/error.h"
+#include "src/base/named_shm.h"
 
 namespace dc {
 

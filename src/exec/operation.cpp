@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "src/core/log.h"
+#include "src/base/log.h"
 #include "src/exec/comm_failure.h"
 #include "src/exec/engine.h"
 #include "src/exec/signature.h"

@@ -13,7 +13,7 @@
 
 #include "deepcomm/deepcomm.h"
 #include "src/core/communicator.h"
-#include "src/core/error.h"
+#include "src/base/error.h"
 
 namespace dc {
 

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "src/core/error.h"
+#include "src/base/error.h"
 #include "src/kernels/reduce_isa.h"
 
 namespace dc {

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <string>
 
-#include "src/core/error.h"
+#include "src/base/error.h"
 
 namespace dc::nccl {
 

@@ -2,7 +2,7 @@
 
 #include <dlfcn.h>
 
-#include "src/core/error.h"
+#include "src/base/error.h"
 
 namespace dc::nccl {
 

@@ -2,7 +2,7 @@
 #include <limits>
 #include <string>
 
-#include "src/core/error.h"
+#include "src/base/error.h"
 #include "src/plan/generators.h"
 #include "src/plan/plan.h"
 #include "src/plan/plan_build.h"

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "src/core/error.h"
+#include "src/base/error.h"
 
 namespace dc {
 

@@ -4,7 +4,7 @@
 #include <limits>
 #include <string>
 
-#include "src/core/error.h"
+#include "src/base/error.h"
 
 namespace dc::plan_build {
 

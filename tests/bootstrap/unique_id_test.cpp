@@ -8,7 +8,7 @@
 #include "src/core/bootstrap/host_port.h"
 #include "src/core/bootstrap/socket_interface.h"
 #include "src/core/bootstrap/unique_id_layout.h"
-#include "src/core/error.h"
+#include "src/base/error.h"
 
 namespace dc {
 namespace {

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "src/core/error.h"
+#include "src/base/error.h"
 #include "src/kernels/reduce.h"
 #include "src/kernels/reduce_isa.h"
 #include "tests/kernels/format_reference.h"

@@ -12,7 +12,7 @@
 #include <boost/property_tree/json_parser.hpp>
 #include <boost/property_tree/ptree.hpp>
 
-#include "src/core/error.h"
+#include "src/base/error.h"
 #include "src/kernels/reduce.h"
 #include "src/plan/plan.h"
 #include "tests/plan/plan_invariants.h"

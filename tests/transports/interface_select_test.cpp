@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "src/core/error.h"
+#include "src/base/error.h"
 
 namespace dc {
 namespace {

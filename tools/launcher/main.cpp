@@ -12,7 +12,7 @@
 #include <optional>
 
 #include "src/core/bootstrap.h"
-#include "src/core/error.h"
+#include "src/base/error.h"
 #include "tools/launcher/options.h"
 #include "tools/launcher/rank_processes.h"
 

@@ -10,7 +10,7 @@
 #include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
 
-#include "src/core/log.h"
+#include "src/base/log.h"
 
 namespace dc {
 

@@ -16,7 +16,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 
-#include "src/core/error.h"
+#include "src/base/error.h"
 #include "transports/common/frame.h"
 
 namespace dc {

@@ -7,7 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "src/core/log.h"
+#include "src/base/log.h"
 
 namespace dc {
 

@@ -11,9 +11,9 @@
 #include <cstddef>
 #include <cstring>
 
-#include "src/core/error.h"
-#include "src/core/log.h"
-#include "src/core/shareable_memory.h"
+#include "src/base/error.h"
+#include "src/base/log.h"
+#include "src/base/shareable_memory.h"
 
 namespace dc {
 

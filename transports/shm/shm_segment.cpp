@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <random>
 
-#include "src/core/error.h"
-#include "src/core/named_shm.h"
+#include "src/base/error.h"
+#include "src/base/named_shm.h"
 
 namespace dc {
 

@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <sstream>
 
-#include "src/core/error.h"
+#include "src/base/error.h"
 
 namespace dc {
 

@@ -9,7 +9,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 
-#include "src/core/log.h"
+#include "src/base/log.h"
 #include "transports/common/connector.h"
 #include "transports/common/message_channel.h"
 #include "transports/tcp/interface_select.h"

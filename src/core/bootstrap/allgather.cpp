@@ -9,7 +9,7 @@
 #include "src/core/bootstrap/root_registry.h"
 #include "src/core/bootstrap/unique_id_layout.h"
 #include "src/core/bootstrap/wire.h"
-#include "src/core/error.h"
+#include "src/base/error.h"
 
 namespace dc {
 

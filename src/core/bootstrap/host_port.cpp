@@ -2,7 +2,7 @@
 
 #include <boost/asio/io_context.hpp>
 
-#include "src/core/error.h"
+#include "src/base/error.h"
 
 namespace dc {
 

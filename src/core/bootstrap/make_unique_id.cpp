@@ -6,7 +6,7 @@
 #include "src/core/bootstrap/root_registry.h"
 #include "src/core/bootstrap/socket_interface.h"
 #include "src/core/bootstrap/unique_id_layout.h"
-#include "src/core/error.h"
+#include "src/base/error.h"
 
 namespace dc {
 

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "src/core/bootstrap/launch_sources.h"
-#include "src/core/error.h"
+#include "src/base/error.h"
 
 namespace dc {
 

@@ -6,8 +6,8 @@
 #include <boost/asio/write.hpp>
 #include <sstream>
 
-#include "src/core/error.h"
-#include "src/core/log.h"
+#include "src/base/error.h"
+#include "src/base/log.h"
 
 namespace dc {
 

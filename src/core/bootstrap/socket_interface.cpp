@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "src/core/error.h"
+#include "src/base/error.h"
 
 namespace dc {
 

@@ -5,7 +5,7 @@
 
 #include "src/core/bootstrap.h"
 #include "src/core/bootstrap/unique_id_layout.h"
-#include "src/core/error.h"
+#include "src/base/error.h"
 
 namespace dc {
 

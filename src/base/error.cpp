@@ -1,4 +1,4 @@
-#include "src/core/error.h"
+#include "src/base/error.h"
 
 namespace dc {
 

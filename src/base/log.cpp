@@ -1,4 +1,4 @@
-#include "src/core/log.h"
+#include "src/base/log.h"
 
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-#include "src/core/named_shm.h"
+#include "src/base/named_shm.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -8,7 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "src/core/error.h"
+#include "src/base/error.h"
 
 namespace dc {
 

@@ -1,4 +1,4 @@
-#include "src/core/shareable_memory.h"
+#include "src/base/shareable_memory.h"
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -9,7 +9,7 @@
 #include <mutex>
 #include <string>
 
-#include "src/core/error.h"
+#include "src/base/error.h"
 
 namespace dc {
 
