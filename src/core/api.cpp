@@ -8,7 +8,7 @@
 #include "deepcomm/deepcomm.h"
 #include "src/core/bootstrap.h"
 #include "src/core/communicator.h"
-#include "src/core/engine_call.h"
+#include "src/exec/engine_call.h"
 #include "src/core/issue.h"
 #include "src/core/registration.h"
 #include "src/base/shareable_memory.h"
@@ -172,13 +172,13 @@ DC_EXPORT dcResult_t dcCommFinalize(dcComm_t comm) {
   bool in_progress = false;
   dcResult_t result = guarded([&] {
     dc::checked_comm(comm);
-    std::unique_lock<std::mutex> lock(comm->inflight_mutex);
+    std::unique_lock<std::mutex> lock(comm->exec.inflight_mutex);
     if (!comm->config.blocking) {  // the operations finish in the background
-      in_progress = comm->inflight > 0 || comm->initializing;
+      in_progress = comm->exec.inflight > 0 || comm->initializing;
       return;
     }
-    if (!comm->inflight_cv.wait_for(lock, std::chrono::milliseconds(comm->config.timeout_ms),
-                                    [comm] { return comm->inflight == 0; }))
+    if (!comm->exec.inflight_cv.wait_for(lock, std::chrono::milliseconds(comm->config.timeout_ms),
+                                    [comm] { return comm->exec.inflight == 0; }))
       dc::fail(dcSystemError, "DeepComm: finalize timed out waiting for pending operations");
   });
   return result == dcSuccess && in_progress ? dcInProgress : result;
@@ -194,7 +194,7 @@ DC_EXPORT dcResult_t dcCommAbort(dcComm_t comm) {
 
 DC_EXPORT dcResult_t dcCommRevoke(dcComm_t comm) {
   return guarded([&] {
-    dc::fail_comm_from_caller(dc::checked_comm(comm),
+    dc::fail_comm_from_caller(&dc::checked_comm(comm)->exec,
                               dc::Status::failure(dcInvalidUsage, "DeepComm: the communicator was revoked"));
   });
 }
@@ -204,7 +204,7 @@ DC_EXPORT dcResult_t dcCommFailedRanks(dcComm_t comm, int* ranks, int capacity, 
     require(count, "count pointer");
     if (capacity < 0 || (capacity > 0 && !ranks)) dc::fail(dcInvalidArgument, "DeepComm: bad rank array");
     dc::checked_comm(comm);
-    std::vector<int> gone = dc::call_on_engine([comm] { return dc::gone_peers(comm); },
+    std::vector<int> gone = dc::call_on_engine([comm] { return dc::gone_peers(&comm->exec); },
                                                comm->config.connect_timeout_ms, "reading failed ranks");
     *count = static_cast<int>(gone.size());
     for (int i = 0; i < std::min(capacity, *count); ++i) ranks[i] = gone[i];
@@ -226,14 +226,14 @@ DC_EXPORT dcResult_t dcCommShrink(dcComm_t comm, const int* exclude, int exclude
 DC_EXPORT dcResult_t dcCommCount(dcComm_t comm, int* count) {
   return guarded([&] {
     require(count, "count");
-    *count = dc::checked_comm(comm)->nranks;
+    *count = dc::checked_comm(comm)->exec.nranks;
   });
 }
 
 DC_EXPORT dcResult_t dcCommRank(dcComm_t comm, int* rank) {
   return guarded([&] {
     require(rank, "rank");
-    *rank = dc::checked_comm(comm)->rank;
+    *rank = dc::checked_comm(comm)->exec.rank;
   });
 }
 
@@ -251,9 +251,9 @@ DC_EXPORT dcResult_t dcCommGetCounters(dcComm_t comm, dcCounters_t* counters) {
     *counters = dc::call_on_engine(
         [comm] {
           dcCounters_t c{};
-          for (int r = 0; r < comm->nranks; ++r) {
-            if (r == comm->rank) continue;  // the self connection moves no bytes between ranks
-            dc::Connection* conn = comm->peer(r);
+          for (int r = 0; r < comm->exec.nranks; ++r) {
+            if (r == comm->exec.rank) continue;  // the self connection moves no bytes between ranks
+            dc::Connection* conn = comm->exec.peer(r);
             dc::TransportCounters t = conn->counters();
             if (std::strcmp(conn->transport_name(), "tcp") == 0) {
               c.tcpBytesSent += t.bytes_sent;

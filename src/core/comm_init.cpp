@@ -8,7 +8,7 @@
 
 #include "src/core/bootstrap.h"
 #include "src/core/communicator.h"
-#include "src/core/engine_call.h"
+#include "src/exec/engine_call.h"
 #include "src/base/log.h"
 #include "src/core/peer_setup.h"
 #include "src/core/registration.h"
@@ -29,19 +29,19 @@ void apply_user_blocking(const dcConfig_t* config, Config* into) {
   if (config && config->size >= offsetof(dcConfig_t, blocking) + sizeof(int)) into->blocking = config->blocking != 0;
 }
 
-// Frees a communicator whose operations all ended.
-void release(dcComm* comm) {
-  if (comm->links) release_registrations(comm);
-  call_on_engine([comm] { stop_control_channel(comm); }, comm->config.connect_timeout_ms,
-                 "stopping the control channel");
-  delete comm;
+// The settings a communicator runs with, also where the executor needs them.
+void adopt_config(dcComm* comm, const Config& config) {
+  comm->config = config;
+  comm->exec.timeout_ms = config.timeout_ms;
+  comm->exec.engine_timeout_ms = config.connect_timeout_ms;
 }
 
-// Waits until the communicator's operations ended; false when they did not within timeout_ms.
-bool wait_idle(dcComm* comm, int timeout_ms) {
-  std::unique_lock<std::mutex> lock(comm->inflight_mutex);
-  return comm->inflight_cv.wait_for(lock, std::chrono::milliseconds(timeout_ms),
-                                    [comm] { return comm->inflight == 0; });
+// Frees a communicator whose operations all ended.
+void release(dcComm* comm) {
+  if (comm->exec.links) release_registrations(comm);
+  call_on_engine([comm] { stop_control_channel(&comm->exec); }, comm->config.connect_timeout_ms,
+                 "stopping the control channel");
+  delete comm;
 }
 
 uint64_t mix(uint64_t a, uint64_t b) {
@@ -57,13 +57,13 @@ uint64_t mix(uint64_t a, uint64_t b) {
 void connect_comm(dcComm* comm, const dcUniqueId& id) {
   const RankCard card = open_transports(comm);
   std::vector<std::string> blobs =
-      bootstrap_allgather(id, comm->rank, comm->nranks, card.encode(), comm->config.bootstrap_timeout_ms);
+      bootstrap_allgather(id, comm->exec.rank, comm->exec.nranks, card.encode(), comm->config.bootstrap_timeout_ms);
   std::vector<RankCard> cards;
   for (const auto& b : blobs) cards.push_back(RankCard::decode(b));
   prepare_peer_slots(comm);
   std::vector<int> others;
-  for (int r = 0; r < comm->nranks; ++r)
-    if (r != comm->rank) others.push_back(r);
+  for (int r = 0; r < comm->exec.nranks; ++r)
+    if (r != comm->exec.rank) others.push_back(r);
   finish_setup(comm, cards, others);
 }
 
@@ -86,9 +86,9 @@ dcComm* complete_setup(std::unique_ptr<dcComm> comm, std::function<void(dcComm*)
     try {
       setup(shell);
     } catch (const Error& e) {
-      shell->set_error(e.code(), e.what());
+      shell->exec.set_error(e.code(), e.what());
     } catch (const std::exception& e) {
-      shell->set_error(dcInternalError, std::string("DeepComm: internal error: ") + e.what());
+      shell->exec.set_error(dcInternalError, std::string("DeepComm: internal error: ") + e.what());
     }
     shell->initializing = false;
   });
@@ -104,10 +104,10 @@ dcComm* start_comm(int nranks, int rank, uint64_t session, const dcConfig_t* con
     fail(dcInvalidArgument, "DeepComm: rank " + std::to_string(rank) + " is out of range [0, " +
                                 std::to_string(nranks) + ")");
   auto comm = std::make_unique<dcComm>();
-  comm->config = Config::from_environment();
-  comm->rank = rank;
-  comm->nranks = nranks;
-  comm->id = session;
+  adopt_config(comm.get(), Config::from_environment());
+  comm->exec.rank = rank;
+  comm->exec.nranks = nranks;
+  comm->exec.id = session;
   if (const char* name = user_comm_name(config)) comm->name = name;
   apply_user_blocking(config, &comm->config);
   return complete_setup(std::move(comm), std::move(connect));
@@ -142,7 +142,7 @@ dcComm* split_comm(dcComm* parent, int color, int key, const dcConfig_t* config)
   auto x = std::make_shared<Exchange>();
   x->mine[0] = color;
   x->mine[1] = key;
-  x->all.resize(2 * parent->nranks);
+  x->all.resize(2 * parent->exec.nranks);
   OpArgs args;
   args.collective = dcCollAllGather;
   args.sendbuf = x->mine;
@@ -151,13 +151,13 @@ dcComm* split_comm(dcComm* parent, int color, int key, const dcConfig_t* config)
   args.datatype = dcInt32;
   PlanRequest request;
   request.collective = dcCollAllGather;
-  request.nranks = parent->nranks;
-  request.rank = parent->rank;
+  request.nranks = parent->exec.nranks;
+  request.rank = parent->exec.rank;
   request.count = 2;
   request.elem_size = 4;
   request.chunk_bytes = parent->config.chunk_bytes;
-  submit(std::make_shared<Operation>(parent, args, prepared_plan(parent, request),
-                                     parent->next_collective_seq++, x->batch));
+  submit(std::make_shared<Operation>(&parent->exec, args, prepared_plan(parent, request),
+                                     parent->exec.next_collective_seq++, x->batch));
   const uint64_t split_seq = parent->next_split_seq++;
   const int timeout_ms = parent->config.timeout_ms;
   auto wait_exchange = [x, timeout_ms] {
@@ -172,29 +172,34 @@ dcComm* split_comm(dcComm* parent, int color, int key, const dcConfig_t* config)
   }
 
   auto child = std::make_unique<dcComm>();
-  child->config = parent->config;
+  adopt_config(child.get(), parent->config);
   apply_user_blocking(config, &child->config);
-  child->links = parent->links;
+  child->exec.links = parent->exec.links;
   child->name = parent->name;
   if (const char* name = user_comm_name(config)) child->name = name;
-  const int parent_rank = parent->rank;
-  const std::vector<int> parent_links = parent->link_index;
-  const uint64_t parent_id = parent->id;
+  const int parent_rank = parent->exec.rank;
+  const std::vector<int> parent_links = parent->exec.link_index;
+  const uint64_t parent_id = parent->exec.id;
+  const std::shared_ptr<const ClusterView> parent_cluster = parent->cluster;
   // Completes the child once the exchange is done (on this thread, or on the child's set-up thread).
-  auto finish = [x, wait_exchange, color, parent_rank, parent_links, parent_id, split_seq](dcComm* c) {
+  auto finish = [x, wait_exchange, color, parent_rank, parent_links, parent_id, parent_cluster,
+                 split_seq](dcComm* c) {
     wait_exchange();
     std::vector<std::pair<int32_t, int>> members;  // (key, parent rank)
     for (size_t r = 0; r < parent_links.size(); ++r)
       if (x->all[2 * r] == color) members.emplace_back(x->all[2 * r + 1], static_cast<int>(r));
     std::stable_sort(members.begin(), members.end());
-    c->nranks = static_cast<int>(members.size());
-    c->id = mix(mix(parent_id, split_seq), static_cast<uint64_t>(color));
-    for (int i = 0; i < c->nranks; ++i) {
-      c->link_index.push_back(parent_links[members[i].second]);
-      if (members[i].second == parent_rank) c->rank = i;
+    c->exec.nranks = static_cast<int>(members.size());
+    c->exec.id = mix(mix(parent_id, split_seq), static_cast<uint64_t>(color));
+    std::vector<int> parent_ranks;
+    for (int i = 0; i < c->exec.nranks; ++i) {
+      c->exec.link_index.push_back(parent_links[members[i].second]);
+      parent_ranks.push_back(members[i].second);
+      if (members[i].second == parent_rank) c->exec.rank = i;
     }
-    c->next_send_seq.assign(c->nranks, 0);
-    c->next_recv_seq.assign(c->nranks, 0);
+    c->cluster = parent_cluster->subset(parent_ranks);
+    c->exec.next_send_seq.assign(c->exec.nranks, 0);
+    c->exec.next_recv_seq.assign(c->exec.nranks, 0);
     start_services(c);
   };
   return complete_setup(std::move(child), finish);
@@ -209,11 +214,11 @@ void flush_connections(dcComm* comm) {
     int left = 0;
   };
   auto pending = std::make_shared<Pending>();
-  pending->left = comm->nranks;
-  auto links = comm->links;
-  std::vector<int> index = comm->link_index;
+  pending->left = comm->exec.nranks;
+  auto links = comm->exec.links;
+  std::vector<int> index = comm->exec.link_index;
   Engine::instance().post([comm, links, index, pending] {
-    announce_leave(comm);
+    announce_leave(&comm->exec);
     for (int i : index) {
       links->peers[i]->flush([pending] {
         std::lock_guard<std::mutex> lock(pending->mutex);
@@ -230,35 +235,38 @@ void flush_connections(dcComm* comm) {
 dcComm* shrink_comm(dcComm* parent, std::vector<int> excluded, const dcConfig_t* config, int flags) {
   std::sort(excluded.begin(), excluded.end());
   for (size_t i = 0; i < excluded.size(); ++i) {
-    if (excluded[i] < 0 || excluded[i] >= parent->nranks)
+    if (excluded[i] < 0 || excluded[i] >= parent->exec.nranks)
       fail(dcInvalidArgument, "DeepComm: excluded rank " + std::to_string(excluded[i]) + " is out of range");
     if (i && excluded[i] == excluded[i - 1])
       fail(dcInvalidArgument, "DeepComm: rank " + std::to_string(excluded[i]) + " is excluded twice");
-    if (excluded[i] == parent->rank)
+    if (excluded[i] == parent->exec.rank)
       fail(dcInvalidUsage, "DeepComm: this rank is in the exclude list of its own shrink");
   }
   if (flags & DC_SHRINK_ABORT) {
-    fail_comm_from_caller(parent, Status::failure(dcSystemError, "DeepComm: operations aborted by shrink"));
-    wait_idle(parent, 1000);
+    fail_comm_from_caller(&parent->exec, Status::failure(dcSystemError, "DeepComm: operations aborted by shrink"));
+    parent->exec.wait_idle(1000);
   }
   // Every remaining rank derives the same id from the parent's id, the shrink count and the list.
-  uint64_t id = mix(mix(parent->id, 0x5348524b00000000ull + parent->next_shrink_seq++), excluded.size());
+  uint64_t id = mix(mix(parent->exec.id, 0x5348524b00000000ull + parent->next_shrink_seq++), excluded.size());
   for (int r : excluded) id = mix(id, static_cast<uint64_t>(r));
 
   auto child = std::make_unique<dcComm>();
-  child->config = parent->config;
-  child->id = id;
-  child->links = parent->links;
+  adopt_config(child.get(), parent->config);
+  child->exec.id = id;
+  child->exec.links = parent->exec.links;
   child->name = parent->name;
   if (const char* name = user_comm_name(config)) child->name = name;
-  for (int r = 0; r < parent->nranks; ++r) {
+  std::vector<int> parent_ranks;
+  for (int r = 0; r < parent->exec.nranks; ++r) {
     if (std::binary_search(excluded.begin(), excluded.end(), r)) continue;
-    if (r == parent->rank) child->rank = static_cast<int>(child->link_index.size());
-    child->link_index.push_back(parent->link_index[r]);
+    if (r == parent->exec.rank) child->exec.rank = static_cast<int>(child->exec.link_index.size());
+    child->exec.link_index.push_back(parent->exec.link_index[r]);
+    parent_ranks.push_back(r);
   }
-  child->nranks = static_cast<int>(child->link_index.size());
-  child->next_send_seq.assign(child->nranks, 0);
-  child->next_recv_seq.assign(child->nranks, 0);
+  child->cluster = parent->cluster->subset(parent_ranks);
+  child->exec.nranks = static_cast<int>(child->exec.link_index.size());
+  child->exec.next_send_seq.assign(child->exec.nranks, 0);
+  child->exec.next_recv_seq.assign(child->exec.nranks, 0);
   start_services(child.get());
   register_comm(child.get());
   return child.release();
@@ -267,25 +275,20 @@ dcComm* shrink_comm(dcComm* parent, std::vector<int> excluded, const dcConfig_t*
 void destroy_comm(dcComm* comm) {
   unregister_comm(comm);
   if (comm->init_thread.joinable()) comm->init_thread.join();  // bounded by the set-up deadlines
-  if (!wait_idle(comm, comm->config.timeout_ms)) {
+  if (!comm->exec.wait_idle(comm->config.timeout_ms)) {
     // Operations still reference it: leak rather than free memory the engine may touch.
     DC_WARN("comm destroy: operations still pending after the deadline; leaking the communicator");
     return;
   }
-  if (comm->control) flush_connections(comm);  // only a communicator whose set-up succeeded is connected
+  if (comm->exec.control) flush_connections(comm);  // only a communicator whose set-up succeeded is connected
   release(comm);
-}
-
-void fail_comm_from_caller(dcComm* comm, const Status& status) {
-  call_on_engine([comm, status] { fail_comm(comm, status); }, comm->config.connect_timeout_ms,
-                 "failing the communicator");
 }
 
 void abort_comm(dcComm* comm) {
   unregister_comm(comm);
   if (comm->init_thread.joinable()) comm->init_thread.join();
-  fail_comm_from_caller(comm, Status::failure(dcSystemError, "DeepComm: the communicator was aborted"));
-  if (!wait_idle(comm, 1000)) {
+  fail_comm_from_caller(&comm->exec, Status::failure(dcSystemError, "DeepComm: the communicator was aborted"));
+  if (!comm->exec.wait_idle(1000)) {
     DC_WARN("comm abort: operations did not end; leaking the communicator");
     return;
   }

@@ -10,26 +10,27 @@ namespace {
 
 void map_board_everywhere(dcComm* comm) {
   const size_t slot_bytes = comm->config.flat_bytes;
-  if (comm->nranks < 2 || slot_bytes == 0 || !comm->peers_share_memory) return;
+  if (comm->exec.nranks < 2 || slot_bytes == 0 || comm->cluster->nhosts() != 1 || !comm->cluster->shared_memory())
+    return;
   std::unique_ptr<FlatBoard> board;
-  if (comm->rank == 0) {
+  if (comm->exec.rank == 0) {
     try {
-      board = FlatBoard::create(comm->id, comm->nranks, slot_bytes);
+      board = FlatBoard::create(comm->exec.id, comm->exec.nranks, slot_bytes);
     } catch (const Error& e) {
       DC_INFO("%s; small collectives use the engine", e.what());
     }
   }
-  if (!agree_min(comm, comm->rank != 0 || board)) return;
-  if (comm->rank != 0) {
+  if (!agree_min(comm, comm->exec.rank != 0 || board)) return;
+  if (comm->exec.rank != 0) {
     try {
-      board = FlatBoard::open(comm->id, comm->nranks, slot_bytes);
+      board = FlatBoard::open(comm->exec.id, comm->exec.nranks, slot_bytes);
     } catch (const Error& e) {
       DC_INFO("%s; small collectives use the engine", e.what());
     }
   }
   const bool everyone = agree_min(comm, board != nullptr);
   if (board) board->unlink();
-  if (everyone) comm->board = std::move(board);
+  if (everyone) comm->exec.board = std::move(board);
 }
 
 }  // namespace
@@ -39,7 +40,7 @@ void attach_flat_board(dcComm* comm) {
     map_board_everywhere(comm);
   } catch (const Error& e) {
     // The communicator failed meanwhile; its next call reports why, so a missing board is moot.
-    DC_INFO("comm %016llx: no flat board: %s", static_cast<unsigned long long>(comm->id), e.what());
+    DC_INFO("comm %016llx: no flat board: %s", static_cast<unsigned long long>(comm->exec.id), e.what());
   }
 }
 

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <set>
 #include <vector>
 
+#include "src/exec/comm_failure.h"
 #include "src/exec/flat_board.h"
 #include "src/exec/flat_collective.h"
 #include "src/exec/signature.h"
@@ -84,16 +86,16 @@ bool is_in_place(const OpArgs& a, int rank, size_t elem) {
 PlanRequest plan_request(const dcComm* comm, const OpArgs& args) {
   PlanRequest r;
   r.collective = args.collective;
-  r.nranks = comm->nranks;
-  r.rank = comm->rank;
+  r.nranks = comm->exec.nranks;
+  r.rank = comm->exec.rank;
   r.root = args.root;
   r.count = args.count;
   r.elem_size = datatype_size(args.datatype);
-  r.in_place = args.op < dcNumOps && is_in_place(args, comm->rank, r.elem_size);
+  r.in_place = args.op < dcNumOps && is_in_place(args, comm->exec.rank, r.elem_size);
   r.algorithm = args.collective == dcCollAllReduce ? comm->config.algorithm : "";
   r.chunk_bytes = comm->config.chunk_bytes;
   r.tree_threshold_bytes = comm->config.tree_threshold_bytes;
-  r.shared_memory = comm->peers_share_memory;
+  r.shared_memory = comm->cluster->nhosts() == 1 && comm->cluster->shared_memory() && comm->exec.nranks > 1;
   return r;
 }
 
@@ -103,26 +105,35 @@ std::shared_ptr<const PreparedPlan> plan_for(dcComm* comm, const OpArgs& args) {
   return prepared_plan(comm, plan_request(comm, args));
 }
 
+// A pre-multiplied sum carries its scalar by value from here on.
+OpArgs with_premul_scalar(const dcComm* comm, OpArgs args) {
+  if (args.op >= dcNumOps) {
+    const PreMulSumOp& pm = comm->premul_ops[args.op - dcNumOps];
+    std::memcpy(args.premul_scalar, pm.scalar, sizeof args.premul_scalar);
+  }
+  return args;
+}
+
 PendingOp prepare(dcComm* comm, const OpArgs& args) {
   validate(comm, args);
   if (comm->initializing)
     fail(dcInvalidUsage, "DeepComm: the communicator is still being set up; poll dcCommGetAsyncError "
                          "(ncclCommGetAsyncError) until it stops returning in-progress");
-  if (comm->async_error.load() != dcSuccess) {
-    Status failure = comm->error();
+  if (comm->exec.async_error.load() != dcSuccess) {
+    Status failure = comm->exec.error();
     throw Error(failure.code, failure.message);
   }
-  const bool flat = flat_eligible(comm, args);
-  PendingOp p{comm, args, flat ? nullptr : plan_for(comm, args), 0, operation_signature(args)};
-  if (args.collective == dcCollSend) p.seq = comm->next_send_seq[args.root]++;
-  else if (args.collective == dcCollRecv) p.seq = comm->next_recv_seq[args.root]++;
-  else p.seq = comm->next_collective_seq++;
+  const bool flat = flat_eligible(&comm->exec, args);
+  PendingOp p{comm, with_premul_scalar(comm, args), flat ? nullptr : plan_for(comm, args), 0, operation_signature(args)};
+  if (args.collective == dcCollSend) p.seq = comm->exec.next_send_seq[args.root]++;
+  else if (args.collective == dcCollRecv) p.seq = comm->exec.next_recv_seq[args.root]++;
+  else p.seq = comm->exec.next_collective_seq++;
   // On a board, every collective leaves its signature for flat operations to check against.
-  if (comm->board && p.signature) comm->board->note_signature(comm->rank, p.seq, p.signature);
+  if (comm->exec.board && p.signature) comm->exec.board->note_signature(comm->exec.rank, p.seq, p.signature);
   if (flat) {
     p.flat = true;
-    p.flat_round = comm->next_flat_round;
-    comm->next_flat_round += flat_rounds(comm, args);
+    p.flat_round = comm->exec.next_flat_round;
+    comm->exec.next_flat_round += flat_rounds(&comm->exec, args);
   }
   return p;
 }
@@ -134,24 +145,20 @@ Status timeout_status(int timeout_ms) {
 }
 
 // A flat operation counts as in flight (destroy and abort wait for it) from its post to its end.
-void begin_flat(dcComm* comm) {
+void begin_flat(ExecComm* comm) {
   std::lock_guard<std::mutex> lock(comm->inflight_mutex);
   ++comm->inflight;
 }
 
-void end_flat(dcComm* comm) {
+void end_flat(ExecComm* comm) {
   std::lock_guard<std::mutex> lock(comm->inflight_mutex);
   if (--comm->inflight == 0) comm->inflight_cv.notify_all();
 }
 
 // Issue order: a flat operation starts after the communicator's operations on the engine ended.
-void wait_engine_idle(dcComm* comm) {
-  std::unique_lock<std::mutex> lock(comm->inflight_mutex);
-  if (comm->inflight_cv.wait_for(lock, std::chrono::milliseconds(comm->config.timeout_ms),
-                                 [comm] { return comm->inflight == 0; }))
-    return;
-  lock.unlock();
-  fail_comm_from_caller(comm, timeout_status(comm->config.timeout_ms));
+void wait_engine_idle(ExecComm* comm) {
+  if (comm->wait_idle(comm->timeout_ms)) return;
+  fail_comm_from_caller(comm, timeout_status(comm->timeout_ms));
   Status failure = comm->error();
   throw Error(failure.code, failure.message);
 }
@@ -171,9 +178,9 @@ void run_flat(const std::vector<const PendingOp*>& ops) {
         later.push_back(p);
         continue;
       }
-      wave.push_back(FlatOp{p->comm, p->args, p->seq, p->signature, p->flat_round});
+      wave.push_back(FlatOp{&p->comm->exec, p->args, p->seq, p->signature, p->flat_round});
     }
-    std::vector<dcComm*> posted;
+    std::vector<ExecComm*> posted;
     for (const FlatOp& op : wave) {
       try {
         wait_engine_idle(op.comm);
@@ -202,7 +209,7 @@ void wait_batch(const std::shared_ptr<OpBatch>& batch, int timeout_ms, const std
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   if (!batch->wait_until(deadline)) {
     // Fail the communicators (and tell the other ranks): the operations end now, with this error.
-    for (dcComm* c : comms) fail_comm_from_caller(c, timeout_status(timeout_ms));
+    for (dcComm* c : comms) fail_comm_from_caller(&c->exec, timeout_status(timeout_ms));
     batch->wait_until(std::chrono::steady_clock::now() + std::chrono::seconds(5));
   }
   Status st = batch->status();
@@ -234,25 +241,25 @@ void validate(dcComm* comm, const OpArgs& a) {
     if (premul && comm->premul_ops[custom].datatype != a.datatype)
       fail(dcInvalidArgument, "DeepComm: pre-multiplied sum op was created for another datatype");
   }
-  if (is_rooted(a.collective) && (a.root < 0 || a.root >= comm->nranks)) {
+  if (is_rooted(a.collective) && (a.root < 0 || a.root >= comm->exec.nranks)) {
     const char* what = (a.collective == dcCollSend || a.collective == dcCollRecv) ? "peer" : "root";
     fail(dcInvalidArgument, std::string("DeepComm: ") + what + " " + std::to_string(a.root) +
-                                " is out of range [0, " + std::to_string(comm->nranks) + ")");
+                                " is out of range [0, " + std::to_string(comm->exec.nranks) + ")");
   }
-  const uint64_t n = static_cast<uint64_t>(comm->nranks);
+  const uint64_t n = static_cast<uint64_t>(comm->exec.nranks);
   const uint64_t limit = std::numeric_limits<uint64_t>::max() / 2;
   if (a.count > limit / n / elem)
     fail(dcInvalidArgument, "DeepComm: count " + std::to_string(a.count) + " of " +
                                 datatype_name(a.datatype) + " overflows the byte size");
   uint64_t in = 0, out = 0;
-  buffer_elements(a, comm->rank, comm->nranks, &in, &out);
+  buffer_elements(a, comm->exec.rank, comm->exec.nranks, &in, &out);
   if (in && !a.sendbuf) fail(dcInvalidArgument, "DeepComm: send buffer is NULL with a nonzero count");
   if (out && !a.recvbuf) fail(dcInvalidArgument, "DeepComm: receive buffer is NULL with a nonzero count");
 }
 
 dcResult_t async_state(dcComm* comm) {
   if (comm->initializing) return dcInProgress;
-  if (comm->async_error.load() != dcSuccess) return static_cast<dcResult_t>(comm->async_error.load());
+  if (comm->exec.async_error.load() != dcSuccess) return static_cast<dcResult_t>(comm->exec.async_error.load());
   std::lock_guard<std::mutex> lock(comm->pending_mutex);
   auto& pending = comm->pending;
   pending.erase(std::remove_if(pending.begin(), pending.end(), [](const auto& b) { return b->done(); }),
@@ -284,7 +291,7 @@ dcResult_t issue(dcComm* comm, const OpArgs& args, dcRequest_t* request) {
     return dcSuccess;
   }
   auto batch = std::make_shared<OpBatch>(1);
-  submit(std::make_shared<Operation>(p.comm, p.args, p.plan, p.seq, batch));
+  submit(std::make_shared<Operation>(&p.comm->exec, p.args, p.plan, p.seq, batch));
   if (request) {
     *request = new dcRequest{batch, comm->config.timeout_ms};
     return dcSuccess;
@@ -307,7 +314,7 @@ int32_t agree_min(dcComm* comm, int32_t value) {
   a.datatype = dcInt32;
   a.op = dcMin;
   auto batch = std::make_shared<OpBatch>(1);
-  submit(std::make_shared<Operation>(comm, a, plan_for(comm, a), comm->next_collective_seq++, batch));
+  submit(std::make_shared<Operation>(&comm->exec, a, plan_for(comm, a), comm->exec.next_collective_seq++, batch));
   wait_batch(batch, comm->config.timeout_ms, {comm});
   return result;
 }
@@ -338,7 +345,7 @@ dcResult_t group_end() {
   bool nonblocking = false;
   for (auto& p : ops) {
     if (p.flat) continue;
-    submit(std::make_shared<Operation>(p.comm, p.args, p.plan, p.seq, batch));
+    submit(std::make_shared<Operation>(&p.comm->exec, p.args, p.plan, p.seq, batch));
     comms.push_back(p.comm);
     timeout_ms = std::max(timeout_ms, p.comm->config.timeout_ms);
     nonblocking = nonblocking || !p.comm->config.blocking;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "deepcomm/deepcomm.h"
+#include "src/core/communicator.h"
 #include "src/exec/operation.h"
 
 struct dcRequest {

@@ -9,7 +9,7 @@
 #include <mutex>
 #include <sstream>
 
-#include "src/core/engine_call.h"
+#include "src/exec/engine_call.h"
 #include "src/core/flat_setup.h"
 #include "src/base/log.h"
 #include "src/exec/comm_failure.h"
@@ -56,18 +56,18 @@ std::shared_ptr<PeerLinks> make_links() {
 }  // namespace
 
 RankCard open_transports(dcComm* comm) {
-  comm->links = make_links();
+  comm->exec.links = make_links();
   TransportOptions options;
   options.io = &Engine::instance().io();
-  options.rank = comm->rank;
-  options.session = comm->id;
+  options.rank = comm->exec.rank;
+  options.session = comm->exec.id;
   options.host_id = host_identity();
   RankCard card;
   card.host = options.host_id;
   card.pid = std::to_string(getpid());
   card.nonce = random_nonce();
   card.config = comm->config.plan_shaping_entries();
-  auto links = comm->links;
+  auto links = comm->exec.links;
   const TransportChoice choice = comm->config.transport;
   card.addresses = call_on_engine(
       [links, options, choice] {
@@ -120,13 +120,13 @@ const char* pick_transport(const Config& config, const RankCard& me, const RankC
 }  // namespace
 
 void prepare_peer_slots(dcComm* comm) {
-  comm->links->peers.assign(comm->nranks, nullptr);
-  comm->links->peers[comm->rank] = make_self_connection(Engine::instance().io());
+  comm->exec.links->peers.assign(comm->exec.nranks, nullptr);
+  comm->exec.links->peers[comm->exec.rank] = make_self_connection(Engine::instance().io());
 }
 
 void connect_peers(dcComm* comm, const std::vector<RankCard>& cards, const std::vector<int>& peers) {
-  auto& links = *comm->links;
-  const RankCard& me = cards[comm->rank];
+  auto& links = *comm->exec.links;
+  const RankCard& me = cards[comm->exec.rank];
   struct Pending {
     std::mutex mutex;
     std::condition_variable cv;
@@ -136,7 +136,7 @@ void connect_peers(dcComm* comm, const std::vector<RankCard>& cards, const std::
   auto pending = std::make_shared<Pending>();
   pending->left = static_cast<int>(peers.size());
   if (peers.empty()) return;
-  std::vector<std::pair<Transport*, std::string>> plan(comm->nranks, {nullptr, ""});
+  std::vector<std::pair<Transport*, std::string>> plan(comm->exec.nranks, {nullptr, ""});
   for (int p : peers) {
     std::string name = pick_transport(comm->config, me, cards[p], p);
     auto it = cards[p].addresses.find(name);
@@ -146,7 +146,7 @@ void connect_peers(dcComm* comm, const std::vector<RankCard>& cards, const std::
       if (name == t->name()) plan[p] = {t.get(), it->second};
   }
   const int timeout = comm->config.connect_timeout_ms;
-  auto links_ptr = comm->links;
+  auto links_ptr = comm->exec.links;
   Engine::instance().post([links_ptr, plan, peers, pending, timeout] {
     for (int p : peers) {
       plan[p].first->connect(p, plan[p].second, timeout,
@@ -166,34 +166,24 @@ void connect_peers(dcComm* comm, const std::vector<RankCard>& cards, const std::
 }
 
 void finish_setup(dcComm* comm, const std::vector<RankCard>& cards, const std::vector<int>& remaining) {
-  check_agreement(cards, comm->rank);
+  check_agreement(cards, comm->exec.rank);
   // With NCCL_COMM_ID or torchrun every id names the same address, so the id's session is not
   // unique per communicator: rank 0's random nonce is.
-  comm->id = cards[0].nonce;
+  comm->exec.id = cards[0].nonce;
+  std::vector<std::string> hosts;
+  for (const RankCard& card : cards) hosts.push_back(card.host);
+  comm->cluster = ClusterView::from_hosts(hosts, comm->config.transport != TransportChoice::Tcp);
   connect_peers(comm, cards, remaining);
-  comm->link_index.resize(comm->nranks);
-  for (int r = 0; r < comm->nranks; ++r) comm->link_index[r] = r;
-  comm->next_send_seq.assign(comm->nranks, 0);
-  comm->next_recv_seq.assign(comm->nranks, 0);
+  comm->exec.link_index.resize(comm->exec.nranks);
+  for (int r = 0; r < comm->exec.nranks; ++r) comm->exec.link_index[r] = r;
+  comm->exec.next_send_seq.assign(comm->exec.nranks, 0);
+  comm->exec.next_recv_seq.assign(comm->exec.nranks, 0);
   start_services(comm);
-  DC_INFO("comm %016llx rank %d/%d ready", static_cast<unsigned long long>(comm->id), comm->rank, comm->nranks);
+  DC_INFO("comm %016llx rank %d/%d ready", static_cast<unsigned long long>(comm->exec.id), comm->exec.rank, comm->exec.nranks);
 }
-
-namespace {
-
-// All peers on this host over shared memory (the same answer on every rank: a rank with a peer on
-// another host has all of that host's ranks as such peers, and they have it).
-bool all_peers_on_shm(const dcComm* comm) {
-  for (int r = 0; r < comm->nranks; ++r)
-    if (r != comm->rank && std::strcmp(comm->peer(r)->transport_name(), "shm") != 0) return false;
-  return true;
-}
-
-}  // namespace
 
 void start_services(dcComm* comm) {
-  comm->peers_share_memory = comm->nranks > 1 && all_peers_on_shm(comm);
-  call_on_engine([comm] { start_control_channel(comm); }, comm->config.connect_timeout_ms,
+  call_on_engine([comm] { start_control_channel(&comm->exec); }, comm->config.connect_timeout_ms,
                  "starting the control channel");
   attach_flat_board(comm);
 }

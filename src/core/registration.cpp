@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "src/core/engine_call.h"
+#include "src/exec/engine_call.h"
 
 namespace dc {
 
@@ -16,7 +16,7 @@ Registration* register_memory(dcComm* comm, void* addr, size_t size, bool window
   Registration* r = reg.get();
   call_on_engine(
       [comm, r] {
-        for (auto& t : comm->links->transports) r->per_transport.push_back(t->register_memory(r->addr, r->size));
+        for (auto& t : comm->exec.links->transports) r->per_transport.push_back(t->register_memory(r->addr, r->size));
       },
       comm->config.connect_timeout_ms, "registering memory");
   std::lock_guard<std::mutex> lock(comm->registrations_mutex);
@@ -40,7 +40,7 @@ void deregister_memory(dcComm* comm, Registration* handle, bool window) {
   call_on_engine(
       [comm, r] {
         for (size_t i = 0; i < r->per_transport.size(); ++i)
-          comm->links->transports[i]->deregister_memory(r->per_transport[i]);
+          comm->exec.links->transports[i]->deregister_memory(r->per_transport[i]);
       },
       comm->config.connect_timeout_ms, "deregistering memory");
 }

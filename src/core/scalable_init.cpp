@@ -11,7 +11,7 @@
 #include <memory>
 
 #include "src/core/bootstrap.h"
-#include "src/core/engine_call.h"
+#include "src/exec/engine_call.h"
 #include "src/core/peer_setup.h"
 #include "src/exec/engine.h"
 
@@ -49,7 +49,7 @@ std::vector<std::string> decode_list(const std::string& blob) {
 void transfer(dcComm* comm, int peer, bool sending, void* buf, size_t len, const Tag& tag) {
   auto done = std::make_shared<std::promise<Status>>();
   auto result = done->get_future();
-  Connection* conn = comm->links->peers[peer].get();
+  Connection* conn = comm->exec.links->peers[peer].get();
   Engine::instance().post([=] {
     auto completion = [done](const Status& s, size_t) { done->set_value(s); };
     if (sending) conn->send(tag, buf, len, completion);
@@ -64,7 +64,7 @@ void transfer(dcComm* comm, int peer, bool sending, void* buf, size_t len, const
 }  // namespace
 
 void connect_comm_scalable(dcComm* comm, const std::vector<dcUniqueId>& ids) {
-  const int n = comm->nranks, rank = comm->rank, k = static_cast<int>(ids.size());
+  const int n = comm->exec.nranks, rank = comm->exec.rank, k = static_cast<int>(ids.size());
   auto group_of = [&](int r) { return static_cast<int>(static_cast<int64_t>(r) * k / n); };
   std::vector<int> first(k, n), size(k, 0);
   for (int r = 0; r < n; ++r) {

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "src/base/log.h"
+#include "src/exec/engine_call.h"
 #include "src/exec/flat_board.h"
 #include "src/exec/operation.h"
 #include "src/exec/signature.h"
@@ -36,7 +37,7 @@ struct Departure {
 }  // namespace
 
 struct ControlChannel {
-  dcComm* comm;  // null once the communicator is gone
+  ExecComm* comm;  // null once the communicator is gone
   std::vector<std::unique_ptr<Notice>> inbox;  // one posted receive per peer
   std::vector<int> gone;  // peers whose connection closed without an orderly leave
   std::vector<Departure> left;  // peers that destroyed the communicator in order
@@ -44,10 +45,10 @@ struct ControlChannel {
 
 namespace {
 
-Tag control_tag(const dcComm* comm) { return Tag{comm->id, kControlSeq, 0}; }
+Tag control_tag(const ExecComm* comm) { return Tag{comm->id, kControlSeq, 0}; }
 
 // Sends every peer a notice: a failure, or (code dcSuccess) that this rank leaves in order.
-void notify(dcComm* comm, const Status& status) {
+void notify(ExecComm* comm, const Status& status) {
   for (int p = 0; p < comm->nranks; ++p) {
     if (p == comm->rank) continue;
     auto notice = std::make_shared<Notice>();
@@ -64,7 +65,7 @@ void notify(dcComm* comm, const Status& status) {
 
 // Fails comm when op needs a peer that left before joining it: the ranks made a different number
 // of calls. Operations the peer did join (below its counts) completed their part with it.
-bool fail_if_waiting_on(dcComm* comm, const Operation& op, const Departure& d) {
+bool fail_if_waiting_on(ExecComm* comm, const Operation& op, const Departure& d) {
   const int peer = d.peer;
   uint64_t joined = d.collectives;
   if (op.collective() == dcCollSend) joined = d.receives_from_us;
@@ -80,7 +81,7 @@ bool fail_if_waiting_on(dcComm* comm, const Operation& op, const Departure& d) {
 }
 
 // An orderly leave of a peer: fails the communicator only if an operation still needs it.
-void peer_left(dcComm* comm, const Departure& d) {
+void peer_left(ExecComm* comm, const Departure& d) {
   comm->control->left.push_back(d);
   if (d.collectives < comm->flat_departure.load()) {
     comm->flat_departed_rank = d.peer;
@@ -92,11 +93,11 @@ void peer_left(dcComm* comm, const Departure& d) {
 }
 
 void post_control_receive(const std::shared_ptr<ControlChannel>& channel, int peer) {
-  dcComm* comm = channel->comm;
+  ExecComm* comm = channel->comm;
   Notice* box = channel->inbox[peer].get();
   comm->peer(peer)->recv(control_tag(comm), box, sizeof(Notice),
                          [channel, peer, box](const Status& s, size_t) {
-                           dcComm* c = channel->comm;
+                           ExecComm* c = channel->comm;
                            if (!c) return;
                            if (!s.ok()) {
                              channel->gone.push_back(peer);
@@ -119,7 +120,7 @@ void post_control_receive(const std::shared_ptr<ControlChannel>& channel, int pe
 
 }  // namespace
 
-void fail_comm(dcComm* comm, const Status& status, uint64_t first_collective) {
+void fail_comm(ExecComm* comm, const Status& status, uint64_t first_collective) {
   if (comm->failed) return;
   comm->failed = true;
   comm->failed_from = first_collective;
@@ -137,7 +138,11 @@ void fail_comm(dcComm* comm, const Status& status, uint64_t first_collective) {
   if (comm->board) comm->board->wake_all();  // a flat operation waiting on the board sees it now
 }
 
-void start_control_channel(dcComm* comm) {
+void fail_comm_from_caller(ExecComm* comm, const Status& status) {
+  call_on_engine([comm, status] { fail_comm(comm, status); }, comm->engine_timeout_ms, "failing the communicator");
+}
+
+void start_control_channel(ExecComm* comm) {
   auto channel = std::make_shared<ControlChannel>();
   channel->comm = comm;
   channel->inbox.resize(comm->nranks);
@@ -149,21 +154,21 @@ void start_control_channel(dcComm* comm) {
   }
 }
 
-void announce_leave(dcComm* comm) {
+void announce_leave(ExecComm* comm) {
   if (!comm->failed) notify(comm, Status::success());
 }
 
-void check_departed_peers(dcComm* comm, const Operation& op) {
+void check_departed_peers(ExecComm* comm, const Operation& op) {
   if (!comm->control) return;
   for (const Departure& d : comm->control->left)
     if (fail_if_waiting_on(comm, op, d)) return;
 }
 
-std::vector<int> gone_peers(dcComm* comm) {
+std::vector<int> gone_peers(ExecComm* comm) {
   return comm->control ? comm->control->gone : std::vector<int>{};
 }
 
-void stop_control_channel(dcComm* comm) {
+void stop_control_channel(ExecComm* comm) {
   if (comm->control) comm->control->comm = nullptr;
 }
 

@@ -8,7 +8,7 @@
 
 #include <vector>
 
-#include "src/core/communicator.h"
+#include "src/exec/exec_comm.h"
 #include "src/base/error.h"
 
 namespace dc {
@@ -16,22 +16,24 @@ namespace dc {
 // Collectives numbered below `first_collective` are spared: the failing rank finished them, so
 // their data is sent and they can still complete here (a slow rank may still be in one when a faster
 // rank fails a later call). They end by themselves, by their own errors, or by the deadline.
-void fail_comm(dcComm* comm, const Status& status, uint64_t first_collective = 0);
+void fail_comm(ExecComm* comm, const Status& status, uint64_t first_collective = 0);
+// fail_comm from a caller thread (timeouts, revoke, abort), waiting for the engine (bounded).
+void fail_comm_from_caller(ExecComm* comm, const Status& status);
 
 // Posts the control receives of a new communicator.
-void start_control_channel(dcComm* comm);
+void start_control_channel(ExecComm* comm);
 class Operation;
 // A new operation that waits for a peer that already destroyed the communicator fails it.
-void check_departed_peers(dcComm* comm, const Operation& op);
+void check_departed_peers(ExecComm* comm, const Operation& op);
 
 // Ranks of comm seen gone (connection closed without an orderly leave), in the order seen.
-std::vector<int> gone_peers(dcComm* comm);
+std::vector<int> gone_peers(ExecComm* comm);
 
 // Tells the other ranks this one destroys its communicator in order, so that its connections
 // closing afterwards is not taken for a death. Sent before the final flush.
-void announce_leave(dcComm* comm);
+void announce_leave(ExecComm* comm);
 // Detaches them before the communicator is freed (their receives stay posted until the
 // connections close, and then find no communicator).
-void stop_control_channel(dcComm* comm);
+void stop_control_channel(ExecComm* comm);
 
 }  // namespace dc

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 
+#include "src/exec/comm_failure.h"
 #include "src/exec/flat_board.h"
 #include "src/exec/signature.h"
 #include "src/kernels/reduce.h"
@@ -115,7 +116,7 @@ struct Outcome {
 };
 
 [[noreturn]] void fail_with(const FlatOp& op, const Outcome& o) {
-  dcComm* comm = op.comm;
+  ExecComm* comm = op.comm;
   if (o.kind == Outcome::Failed) {
     Status failure = comm->error();
     throw Error(failure.code, failure.message);
@@ -135,7 +136,7 @@ struct Outcome {
                                                  std::to_string(op.seq) + ", " + call);
   } else {
     status = Status::failure(dcSystemError, "DeepComm: an operation made no progress within DEEPCOMM_TIMEOUT (" +
-                                                std::to_string(comm->config.timeout_ms / 1000) +
+                                                std::to_string(comm->timeout_ms / 1000) +
                                                 " s); a peer stalled or stopped calling");
   }
   fail_comm_from_caller(comm, status);
@@ -145,7 +146,7 @@ struct Outcome {
 
 // Waits until every rank posted `round` of op; throws (after failing the communicator) otherwise.
 void wait_round(const FlatOp& op, uint64_t round) {
-  dcComm* comm = op.comm;
+  ExecComm* comm = op.comm;
   FlatBoard& board = *comm->board;
   Outcome outcome;
   auto ready = [&] {
@@ -174,7 +175,7 @@ void wait_round(const FlatOp& op, uint64_t round) {
     }
     return false;
   };
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(comm->config.timeout_ms);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(comm->timeout_ms);
   if (!board.wait(ready, deadline)) outcome.kind = Outcome::Timeout;
   if (outcome.kind != Outcome::Ready) fail_with(op, outcome);
 }
@@ -196,7 +197,7 @@ void finish_in_two_rounds(const FlatOp& op, FlatBoard& board) {
 
 }  // namespace
 
-bool flat_eligible(const dcComm* comm, const OpArgs& args) {
+bool flat_eligible(const ExecComm* comm, const OpArgs& args) {
   if (!comm->board || args.count == 0) return false;
   if (args.collective == dcCollSend || args.collective == dcCollRecv) return false;
   if (is_reduction(args.collective) && (args.op < 0 || args.op >= dcNumOps)) return false;  // user ops
@@ -211,7 +212,7 @@ void flat_post(const FlatOp& op) {
   board.post(r, op.round);
 }
 
-uint64_t flat_rounds(const dcComm* comm, const OpArgs& args) {
+uint64_t flat_rounds(const ExecComm* comm, const OpArgs& args) {
   return two_rounds(args, comm->nranks) ? 2 : 1;
 }
 

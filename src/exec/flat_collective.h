@@ -10,13 +10,13 @@
 
 #include <cstdint>
 
-#include "src/core/communicator.h"
+#include "src/exec/exec_comm.h"
 #include "src/exec/operation.h"
 
 namespace dc {
 
 struct FlatOp {
-  dcComm* comm = nullptr;
+  ExecComm* comm = nullptr;
   OpArgs args;
   uint64_t seq = 0;        // collective sequence number
   uint64_t signature = 0;
@@ -24,10 +24,10 @@ struct FlatOp {
 };
 
 // Whether the collective goes over comm's flat board (false when comm has none).
-bool flat_eligible(const dcComm* comm, const OpArgs& args);
+bool flat_eligible(const ExecComm* comm, const OpArgs& args);
 
 // Board rounds the collective takes (all-reduces of 16 KiB and more take two).
-uint64_t flat_rounds(const dcComm* comm, const OpArgs& args);
+uint64_t flat_rounds(const ExecComm* comm, const OpArgs& args);
 // Copies this rank's input to the board and posts it (never blocks).
 void flat_post(const FlatOp& op);
 // Waits until every rank posted, then writes this rank's output. On a mismatch, a peer that left,

@@ -38,7 +38,7 @@ Status OpBatch::status() {
   return status_;
 }
 
-Operation::Operation(dcComm* comm, const OpArgs& args, std::shared_ptr<const PreparedPlan> plan,
+Operation::Operation(ExecComm* comm, const OpArgs& args, std::shared_ptr<const PreparedPlan> plan,
                      uint64_t seq, std::shared_ptr<OpBatch> batch)
     : comm_(comm),
       args_(args),
@@ -123,9 +123,8 @@ void Operation::start() {
   if (plan.sizes.scratch) scratch_ = comm_scratch(comm_, plan.sizes.scratch * elem_size_, 0);
   if (args_.op >= dcNumOps && plan.sizes.input) {
     // Pre-multiplied sum: scale this rank's input once, then reduce as a plain sum.
-    const PreMulSumOp& pm = comm_->premul_ops[args_.op - dcNumOps];
     std::byte* scaled = comm_scratch(comm_, plan.sizes.input * elem_size_, 1);
-    premultiply(args_.datatype, scaled, input_, plan.sizes.input, pm.scalar);
+    premultiply(args_.datatype, scaled, input_, plan.sizes.input, args_.premul_scalar);
     input_ = scaled;
   }
   steps_left_ = plan.steps.size();
@@ -261,7 +260,7 @@ void Operation::step_finished(uint32_t index, const Status& status) {
 void Operation::complete(const Status& status) {
   if (completed_) return;
   completed_ = true;
-  dcComm* comm = comm_;
+  ExecComm* comm = comm_;
   auto self = shared_from_this();
   comm->active_ops.erase(self);
   if (is_collective()) {
@@ -299,7 +298,7 @@ void submit(std::shared_ptr<Operation> op) {
   });
 }
 
-std::byte* comm_scratch(dcComm* comm, size_t bytes, int slot) {
+std::byte* comm_scratch(ExecComm* comm, size_t bytes, int slot) {
   auto& buffer = comm->scratch[slot];
   if (buffer.size < bytes) {
     buffer.data.reset(new std::byte[bytes]);

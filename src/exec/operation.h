@@ -12,7 +12,8 @@
 #include <vector>
 
 #include "deepcomm/deepcomm.h"
-#include "src/core/communicator.h"
+#include "src/exec/exec_comm.h"
+#include "src/exec/prepared_plan.h"
 #include "src/base/error.h"
 
 namespace dc {
@@ -25,6 +26,9 @@ struct OpArgs {
   dcDataType_t datatype = dcFloat32;
   dcRedOp_t op = dcSum;
   int root = -1;  // root, or peer for send/recv
+  // A pre-multiplied sum (op >= dcNumOps): the scalar, captured when the operation is issued so that
+  // destroying the op afterwards cannot pull it from under a queued operation.
+  uint8_t premul_scalar[8] = {};
 };
 
 // Completion of a set of operations (one call, one group, or one request), shared by the waiting
@@ -48,11 +52,11 @@ class OpBatch {
 class Operation : public std::enable_shared_from_this<Operation> {
  public:
   // seq: the collective's sequence number, or the point-to-point sequence with the peer.
-  Operation(dcComm* comm, const OpArgs& args, std::shared_ptr<const PreparedPlan> plan, uint64_t seq,
+  Operation(ExecComm* comm, const OpArgs& args, std::shared_ptr<const PreparedPlan> plan, uint64_t seq,
             std::shared_ptr<OpBatch> batch);
 
   bool is_collective() const;
-  dcComm* comm() const { return comm_; }
+  ExecComm* comm() const { return comm_; }
   // Engine thread only.
   void start();
   // Ends the operation with status unless it already ended (communicator failure).
@@ -75,7 +79,7 @@ class Operation : public std::enable_shared_from_this<Operation> {
   Tag tag_of(const Step& step) const;
   std::byte* address(const BufRef& ref) const;
 
-  dcComm* comm_;
+  ExecComm* comm_;
   OpArgs args_;
   std::shared_ptr<const PreparedPlan> prepared_;
   uint64_t seq_;
@@ -102,6 +106,6 @@ class Operation : public std::enable_shared_from_this<Operation> {
 void submit(std::shared_ptr<Operation> op);
 
 // Scratch memory of one communicator, reused across its (sequential) collectives. Engine thread.
-std::byte* comm_scratch(dcComm* comm, size_t bytes, int slot);
+std::byte* comm_scratch(ExecComm* comm, size_t bytes, int slot);
 
 }  // namespace dc

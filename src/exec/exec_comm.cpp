@@ -1,0 +1,32 @@
+#include "src/exec/exec_comm.h"
+
+#include <chrono>
+
+#include "src/exec/flat_board.h"
+
+namespace dc {
+
+PeerLinks::~PeerLinks() = default;
+
+ExecComm::ExecComm() = default;
+ExecComm::~ExecComm() = default;
+
+void ExecComm::set_error(dcResult_t code, const std::string& message) {
+  std::lock_guard<std::mutex> lock(error_mutex);
+  if (async_error.load() == dcSuccess) {
+    error_message = message;
+    async_error.store(code);
+  }
+}
+
+Status ExecComm::error() {
+  std::lock_guard<std::mutex> lock(error_mutex);
+  return Status{static_cast<dcResult_t>(async_error.load()), error_message};
+}
+
+bool ExecComm::wait_idle(int wait_ms) {
+  std::unique_lock<std::mutex> lock(inflight_mutex);
+  return inflight_cv.wait_for(lock, std::chrono::milliseconds(wait_ms), [this] { return inflight == 0; });
+}
+
+}  // namespace dc

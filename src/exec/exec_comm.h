@@ -1,0 +1,88 @@
+// The executor's state of one communicator: who the ranks are, the connections to them, the queue
+// of its collectives, its failure state, scratch memory and flat board. The communicator (src/core)
+// owns one and hands it to the executor; nothing in src/exec knows the communicator itself.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "src/base/error.h"
+#include "transports/transport.h"
+
+namespace dc {
+
+class Operation;
+class FlatBoard;
+struct ControlChannel;
+
+// Transports of one rank and its connections to every peer (index = rank in the communicator that
+// created them), shared by a communicator and the ones split or shrunk from it (their messages
+// differ by communicator id in the tag). Destroyed on the engine thread.
+struct PeerLinks {
+  std::vector<std::unique_ptr<Transport>> transports;
+  std::vector<std::shared_ptr<Connection>> peers;  // [own rank]: the self connection
+  ~PeerLinks();
+};
+
+struct ExecComm {
+  uint64_t id = 0;  // tag namespace, same on all ranks
+  int rank = 0;
+  int nranks = 1;
+  std::shared_ptr<PeerLinks> links;
+  std::vector<int> link_index;  // comm rank -> index into links->peers
+  int timeout_ms = 300000;      // progress deadline (DEEPCOMM_TIMEOUT)
+  int engine_timeout_ms = 60000;  // deadline of a hand-off to the engine thread
+
+  // Numbering, advanced by the one thread issuing operations; the failure notices read it.
+  uint64_t next_collective_seq = 0;
+  std::vector<uint32_t> next_send_seq, next_recv_seq;
+
+  // Engine side.
+  std::deque<std::shared_ptr<Operation>> collective_queue;  // front is running
+  std::set<std::shared_ptr<Operation>> active_ops;           // queued or running
+  bool failed = false;       // set once by fail_comm; every later operation fails at once
+  uint64_t failed_from = 0;  // ... except collectives numbered below this (see fail_comm)
+  Status failure;
+  std::shared_ptr<ControlChannel> control;
+  struct ScratchBuffer {
+    std::unique_ptr<std::byte[]> data;
+    size_t size = 0;
+  };
+  ScratchBuffer scratch[2];  // 0: the plan's scratch; 1: pre-multiplied input
+
+  // Operations submitted and not yet finished (destroy waits for them).
+  std::mutex inflight_mutex;
+  std::condition_variable inflight_cv;
+  int inflight = 0;
+
+  // Small collectives among ranks on one host (flat_collective.h): the board, when every rank
+  // mapped it, and the caller's count of board rounds used. The engine records there the earliest
+  // point a peer left at (its collective count), for flat operations that would wait for it.
+  std::unique_ptr<FlatBoard> board;
+  uint64_t next_flat_round = 0;
+  std::atomic<uint64_t> flat_departure{UINT64_MAX};
+  std::atomic<int> flat_departed_rank{-1};
+
+  // The first error, readable from any thread.
+  std::atomic<int> async_error{dcSuccess};
+  std::mutex error_mutex;
+  std::string error_message;
+
+  ExecComm();  // out of line, where FlatBoard is complete
+  ~ExecComm();
+  Connection* peer(int r) const { return links->peers[link_index[r]].get(); }
+  void set_error(dcResult_t code, const std::string& message);
+  Status error();
+  // Waits until no operation is in flight; false when some still are after timeout_ms.
+  bool wait_idle(int timeout_ms);
+};
+
+}  // namespace dc
