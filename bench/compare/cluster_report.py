@@ -14,7 +14,8 @@ host's veth carry a `tc tbf` qdisc (burst 512kb, latency 20ms), so a host can ne
 receive faster than its link. Ranks are placed by blocks (ranks 0..R−1 on the first host):
 DeepComm with `deepcomm-run --netns` (shared memory between the ranks of one host, TCP between
 hosts), Open MPI with `tools/cluster/dc-mpirun` (mpirun in host 0, one orted per host started
-through `tools/cluster/netns-rsh`, `--bind-to none`, `--mca pml ob1 --mca btl self,vader,tcp`).
+through `tools/cluster/netns-rsh`, `--bind-to none`, `--mca pml ob1 --mca btl self,vader,tcp`,
+`--mca mpi_yield_when_idle 1` since the hosts share the machine's cores).
 Rounds are interleaved (DeepComm, Open MPI, DeepComm, ...); each round first measures the link
 rate with iperf3 from host 0 to host 1 (`dc-cluster linkrate 3`).
 
