@@ -14,9 +14,10 @@ The "cluster" group runs DeepComm and Open MPI on --cluster-hosts network-namesp
 links of --cluster-rate (made with tools/cluster/dc-cluster for the run, as root), ranks split evenly
 by blocks, and writes its own section of the Markdown file (the rest of the file is kept):
 
-  /usr/bin/python3 bench/compare/run_comparison.py --build build-bench --groups cluster --ranks 8 \
-      --cluster-hosts 2 --cluster-rate 1gbit --deepcomm-env DEEPCOMM_ALGO=ring -b 64K -e 64M -f 4 \
-      --no-membw --no-wait-cpu --markdown docs/performance.md
+  /usr/bin/python3 bench/compare/run_comparison.py --build build-bench --groups cluster \
+      --collectives all_reduce --ranks 8 --cluster-hosts 2 --cluster-rate 1gbit \
+      --deepcomm-env DEEPCOMM_ALGO=ring --pairs 7 -b 16 -e 64M -f 4 -n 5 -w 2 --no-membw --no-wait-cpu \
+      --markdown docs/performance.md
 """
 
 import argparse
