@@ -1,5 +1,6 @@
 """The configurations the comparison runs: DeepComm over shared memory and TCP, Open MPI in its
-shared-memory selections and its TCP one, and Gloo (TCP). Each builds the command line of one run."""
+shared-memory selections and its TCP one, and Gloo (TCP); and both libraries on a cluster of
+network-namespace hosts (bench/compare/cluster.py). Each builds the command line of one run."""
 
 import os
 import tempfile
@@ -14,21 +15,36 @@ OMPI_SELECTIONS = {
     "ompi-ucx": ["--mca", "pml", "ucx", "--mca", "pml_ucx_tls", "any", "--mca", "pml_ucx_devices", "any",
                  "-x", "UCX_TLS=sm,self"],
     "ompi-tcp": ["--mca", "pml", "ob1", "--mca", "btl", "self,tcp"],
+    # On the cluster: shared memory between the ranks of one host, TCP between hosts.
+    "ompi-cluster": ["--mca", "pml", "ob1", "--mca", "btl", "self,vader,tcp"],
 }
 
 # Which configurations make up each side-by-side group: DeepComm first, then its peers.
 GROUPS = {
     "shm": ["deepcomm-shm", "ompi-default", "ompi-vader", "ompi-ucx"],
     "tcp": ["deepcomm-tcp", "ompi-tcp", "gloo"],
+    "cluster": ["deepcomm-cluster", "ompi-cluster"],  # needs --cluster-hosts (a Cluster)
 }
 
 COLLECTIVES = ["all_reduce", "all_gather", "reduce_scatter", "broadcast", "alltoall"]
 
 
-def command(config, collective, nranks, bench_dir, launcher, size_args, json_path):
-    """Returns (argv, extra environment) for one run, or None when the peer lacks the collective."""
+def command(config, collective, nranks, bench_dir, launcher, size_args, json_path, cluster=None,
+            deepcomm_env=None):
+    """Returns (argv, extra environment) for one run, or None when the peer lacks the collective.
+    deepcomm_env: extra variables for DeepComm's runs (e.g. DEEPCOMM_ALGO=ring)."""
+    if config == "deepcomm-cluster":
+        prog = os.path.join(bench_dir, collective + "_perf")
+        argv = cluster.deepcomm(launcher, nranks, [prog] + size_args + ["-c", "1", "-J", json_path])
+        return argv, dict(deepcomm_env or {})
+    if config == "ompi-cluster":
+        prog = os.path.join(bench_dir, "ompi_collectives_perf")
+        argv = [prog, "-C", collective] + size_args + ["-c", "1", "-J", json_path]
+        return cluster.ompi(OMPI_SELECTIONS[config], argv, nranks), {}
     if config.startswith("deepcomm-"):
-        env = {"DEEPCOMM_TRANSPORT": "tcp"} if config == "deepcomm-tcp" else {}
+        env = dict(deepcomm_env or {})
+        if config == "deepcomm-tcp":
+            env["DEEPCOMM_TRANSPORT"] = "tcp"
         prog = os.path.join(bench_dir, collective + "_perf")
         return [launcher, "-n", str(nranks), prog] + size_args + ["-c", "1", "-J", json_path], env
     if config.startswith("ompi-"):

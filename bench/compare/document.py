@@ -3,6 +3,7 @@
 import os
 import statistics
 
+import cluster_report
 import report
 
 INTRO = """# Performance: DeepComm side by side with Open MPI and Gloo
@@ -103,8 +104,39 @@ def merged(runs):
     return results, membw, failures, commands, wait_cpu, report.socket_medians(socket_bw)
 
 
+def without_cluster(results):
+    return {k: v for k, v in results.items() if k[2] != "cluster"}
+
+
+def merged_cluster(runs):
+    """cluster_report.section's arguments from the runs that had a cluster group."""
+    with_cluster = [raw for raw in runs if "cluster" in raw]
+    if not with_cluster:
+        return {}, [], {}, {}, {}, [], []
+    results = {k: v for k, v in merged(with_cluster)[0].items() if k[2] == "cluster"}
+    first = with_cluster[0]
+    return (results, [r for raw in with_cluster for r in raw["link_rate"]], first["cluster"], first["machine"],
+            first["versions"], [raw["command"] for raw in with_cluster],
+            [f for raw in with_cluster for f in raw["cluster_failures"]])
+
+
+def write(path, main_text, cluster_text):
+    """Writes the document, replacing only the parts given: the generated main part and the cluster
+    section (kept at the end); a part that is None keeps its text from the file already there."""
+    old = ""
+    if os.path.exists(path):
+        with open(path) as f:
+            old = f.read()
+    at = old.find(cluster_report.HEADING)
+    old_main, old_cluster = (old[:at], old[at:]) if at >= 0 else (old, "")
+    parts = [t.rstrip("\n") + "\n" for t in (main_text or old_main, cluster_text or old_cluster) if t.strip()]
+    with open(path, "w") as f:
+        f.write("\n".join(parts))
+
+
 def markdown(runs, pngs, doc_dir):
     results, membw, failures, commands, wait_cpu, sockets = merged(runs)
+    results = without_cluster(results)
     mem = report.membw_medians(membw)
     m, v = runs[0]["machine"], runs[0]["versions"]
     out = [INTRO, "## Machine, versions, commands\n",

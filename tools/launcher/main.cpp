@@ -1,6 +1,8 @@
 // deepcomm-run: starts N local ranks of a program with no MPI. The launcher makes the unique id
 // and so hosts the rendezvous root (it is not a rank); it forwards SIGINT/SIGTERM to the ranks and
-// stops them all when one fails.
+// stops them all when one fails. With --netns the ranks run in network namespaces (hosts of a
+// cluster on one machine) and the launcher enters the first one before making the id, so that the
+// root listens there, on an address every host can reach.
 #include <poll.h>
 #include <signal.h>
 #include <sys/signalfd.h>
@@ -13,7 +15,9 @@
 
 #include "src/core/bootstrap.h"
 #include "src/base/error.h"
+#include "tools/launcher/network_namespaces.h"
 #include "tools/launcher/options.h"
+#include "tools/launcher/placement.h"
 #include "tools/launcher/rank_processes.h"
 
 namespace {
@@ -150,9 +154,13 @@ int main(int argc, char** argv) {
   }
 
   try {
+    NetworkNamespaces hosts(options->netns);
+    // The root's socket is made on this thread, and its thread inherits this thread's namespace.
+    if (!hosts.empty()) hosts.enter(0);
     dcUniqueId id;
     dc::make_unique_id(&id);
-    RankProcesses ranks(options->command, options->nranks, dc::unique_id_to_hex(id), original);
+    RankProcesses ranks(options->command, block_placement(options->ranks_per_host), hosts,
+                        dc::unique_id_to_hex(id), original);
     return Supervisor(ranks, *options, signal_fd).run();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "deepcomm-run: %s\n", e.what());

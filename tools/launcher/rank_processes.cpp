@@ -1,11 +1,13 @@
 #include "tools/launcher/rank_processes.h"
 
+#include <sched.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <initializer_list>
 #include <stdexcept>
 
 extern char** environ;
@@ -23,18 +25,24 @@ bool is_rank_variable(const char* entry) {
   return false;
 }
 
-// The launcher's environment plus the rank's variables (all ranks are local to this host).
-std::vector<std::string> rank_environment(int rank, int nranks, const std::string& unique_id_hex) {
+// The launcher's environment plus the rank's variables; local ones count the ranks of its host.
+std::vector<std::string> rank_environment(int rank, int nranks, const RankPlace& place,
+                                          const std::string& unique_id_hex) {
   std::vector<std::string> env;
   for (char** e = environ; *e; ++e)
     if (!is_rank_variable(*e)) env.emplace_back(*e);
   env.push_back("DEEPCOMM_RANK=" + std::to_string(rank));
   env.push_back("DEEPCOMM_NRANKS=" + std::to_string(nranks));
   env.push_back("DEEPCOMM_UNIQUE_ID=" + unique_id_hex);
-  env.push_back("DEEPCOMM_LOCAL_RANK=" + std::to_string(rank));
-  env.push_back("DEEPCOMM_LOCAL_NRANKS=" + std::to_string(nranks));
-  env.push_back("LOCAL_RANK=" + std::to_string(rank));
+  env.push_back("DEEPCOMM_LOCAL_RANK=" + std::to_string(place.local_rank));
+  env.push_back("DEEPCOMM_LOCAL_NRANKS=" + std::to_string(place.local_nranks));
+  env.push_back("LOCAL_RANK=" + std::to_string(place.local_rank));
   return env;
+}
+
+// Async-signal-safe (for the forked child): writes the parts to stderr.
+void write_error(std::initializer_list<const char*> parts) {
+  for (const char* p : parts) (void)!write(STDERR_FILENO, p, std::strlen(p));
 }
 
 std::vector<char*> pointers_to(std::vector<std::string>& strings) {
@@ -46,13 +54,16 @@ std::vector<char*> pointers_to(std::vector<std::string>& strings) {
 
 }  // namespace
 
-RankProcesses::RankProcesses(const std::vector<std::string>& command, int nranks,
+RankProcesses::RankProcesses(const std::vector<std::string>& command,
+                             const std::vector<RankPlace>& places, const NetworkNamespaces& hosts,
                              const std::string& unique_id_hex, const sigset_t& child_mask) {
   std::vector<std::string> args = command;
   std::vector<char*> argv = pointers_to(args);
+  const int nranks = static_cast<int>(places.size());
   for (int rank = 0; rank < nranks; ++rank) {
     // Everything the child needs is built before fork: after it, only async-signal-safe calls.
-    std::vector<std::string> env = rank_environment(rank, nranks, unique_id_hex);
+    std::vector<std::string> env = rank_environment(rank, nranks, places[rank], unique_id_hex);
+    const int netns_fd = hosts.fd(places[rank].host);
     std::vector<char*> envp = pointers_to(env);
     pid_t pid = fork();
     if (pid < 0) {
@@ -61,14 +72,13 @@ RankProcesses::RankProcesses(const std::vector<std::string>& command, int nranks
     }
     if (pid == 0) {
       sigprocmask(SIG_SETMASK, &child_mask, nullptr);
+      if (netns_fd >= 0 && setns(netns_fd, CLONE_NEWNET) != 0) {
+        write_error({"deepcomm-run: cannot enter the rank's network namespace: ",
+                     strerror(errno), "\n"});
+        _exit(127);
+      }
       execvpe(argv[0], argv.data(), envp.data());
-      int error = errno;
-      const char prefix[] = "deepcomm-run: cannot execute ";
-      (void)!write(STDERR_FILENO, prefix, sizeof prefix - 1);
-      (void)!write(STDERR_FILENO, argv[0], std::strlen(argv[0]));
-      (void)!write(STDERR_FILENO, ": ", 2);
-      (void)!write(STDERR_FILENO, strerror(error), std::strlen(strerror(error)));
-      (void)!write(STDERR_FILENO, "\n", 1);
+      write_error({"deepcomm-run: cannot execute ", argv[0], ": ", strerror(errno), "\n"});
       _exit(127);
     }
     ranks_.push_back({rank, pid, true, 0});

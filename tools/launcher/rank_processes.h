@@ -1,5 +1,5 @@
-// The ranks deepcomm-run starts: one child process per rank, each told its rank by environment,
-// watched until all have ended.
+// The ranks deepcomm-run starts: one child process per rank, each told its rank by environment
+// and, with --netns, moved into its host's network namespace before exec; watched until all ended.
 #pragma once
 
 #include <signal.h>
@@ -7,6 +7,9 @@
 
 #include <string>
 #include <vector>
+
+#include "tools/launcher/network_namespaces.h"
+#include "tools/launcher/placement.h"
 
 namespace dc::launcher {
 
@@ -19,9 +22,11 @@ struct RankProcess {
 
 class RankProcesses {
  public:
-  // Starts nranks copies of command; child_mask is the signal mask the children get back.
-  RankProcesses(const std::vector<std::string>& command, int nranks,
-                const std::string& unique_id_hex, const sigset_t& child_mask);
+  // Starts one copy of command per place (rank order), in the namespace of the place's host when
+  // hosts is not empty; child_mask is the signal mask the children get back.
+  RankProcesses(const std::vector<std::string>& command, const std::vector<RankPlace>& places,
+                const NetworkNamespaces& hosts, const std::string& unique_id_hex,
+                const sigset_t& child_mask);
 
   // Reaps every child that ended; returns the ranks that ended now.
   std::vector<const RankProcess*> reap();
