@@ -24,9 +24,12 @@ std::string json_string(std::string_view text) {
 }
 
 std::string json_number(double value) {
-  char text[32];
-  auto [end, ec] = std::to_chars(text, text + sizeof text, value);
-  return std::string(text, ec == std::errc() ? end : text);
+  // Plain decimals read best ("1000000", "0.0205"); exponents only where those get long.
+  char text[40];
+  auto fixed = std::to_chars(text, text + sizeof text, value, std::chars_format::fixed);
+  if (fixed.ec == std::errc()) return std::string(text, fixed.ptr);
+  auto shortest = std::to_chars(text, text + sizeof text, value);
+  return std::string(text, shortest.ec == std::errc() ? shortest.ptr : text);
 }
 
 }  // namespace dc::topo

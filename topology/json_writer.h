@@ -8,6 +8,8 @@
 namespace dc::topo {
 
 std::string json_string(std::string_view text);
-std::string json_number(double value);  // shortest form that parses back exactly; finite values only
+// The shortest text that parses back to exactly this value, without an exponent where that fits
+// in 40 characters. Finite values only.
+std::string json_number(double value);
 
 }  // namespace dc::topo

@@ -90,7 +90,7 @@ const HostEntry* find_host_entry(const TopologyFile& file, std::string_view host
 // Overrides what the entry gives (CPU counts, GPUs' NUMA and nearest NIC, NICs' fields). If any of
 // the entry's NICs has a rail, the entry's rails replace the detected ones (other NICs get none).
 // Throws dc::Error (dcInvalidArgument) naming the file and line when the entry names a GPU or NIC
-// the node lacks, or the result is inconsistent.
+// the node lacks, or the result is inconsistent; the node is then unchanged.
 void apply_host_entry(NodeSummary& node, const HostEntry& entry, const std::string& source);
 
 }  // namespace dc::topo

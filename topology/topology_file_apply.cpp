@@ -23,7 +23,8 @@ const HostEntry* find_host_entry(const TopologyFile& file, std::string_view host
   return by_index != nullptr ? by_index : any;
 }
 
-void apply_host_entry(NodeSummary& node, const HostEntry& entry, const std::string& source) {
+void apply_host_entry(NodeSummary& target, const HostEntry& entry, const std::string& source) {
+  NodeSummary node = target;  // changed only when the whole entry applies
   auto fail_line = [&](int line, const std::string& what) {
     fail(dcInvalidArgument, "topology file " + source + ":" + std::to_string(line) + ": " + what);
   };
@@ -77,6 +78,7 @@ void apply_host_entry(NodeSummary& node, const HostEntry& entry, const std::stri
   if (std::string problem = check_summary(node); !problem.empty()) {
     fail_line(entry.line, "host " + node.host + " after applying this entry: " + problem);
   }
+  target = std::move(node);
 }
 
 }  // namespace dc::topo
