@@ -11,14 +11,16 @@ namespace dc {
 LinkTier default_shared_memory_tier() { return {"shm", 20e-6, 0}; }
 LinkTier default_loopback_tier() { return {"loopback", 30e-6, 1.5e9}; }
 LinkTier default_network_tier() { return {"network", 50e-6, 1.25e9}; }
-double default_memory_bandwidth() { return 10e9; }
+double default_memory_bandwidth() { return 16e9; }
+double default_rank_memory_bandwidth() { return 10e9; }
 
 ClusterView::ClusterView(std::vector<int> host_of, bool shared_memory)
     : host_of_(std::move(host_of)),
       shared_memory_(shared_memory),
       intra_host_(shared_memory ? default_shared_memory_tier() : default_loopback_tier()),
       inter_host_(default_network_tier()),
-      memory_bandwidth_(default_memory_bandwidth()) {
+      memory_bandwidth_(default_memory_bandwidth()),
+      rank_memory_bandwidth_(default_rank_memory_bandwidth()) {
   int hosts = 0;
   for (int h : host_of_) hosts = std::max(hosts, h + 1);
   hosts_.resize(hosts);
@@ -67,6 +69,7 @@ std::shared_ptr<const ClusterView> ClusterView::subset(const std::vector<int>& m
   child->intra_host_ = intra_host_;
   child->inter_host_ = inter_host_;
   child->memory_bandwidth_ = memory_bandwidth_;
+  child->rank_memory_bandwidth_ = rank_memory_bandwidth_;
   return child;
 }
 
@@ -104,7 +107,8 @@ std::string ClusterView::describe() const {
   out << "; inside a host " << intra_host_.name << " (" << intra_host_.latency_s * 1e6 << " us, "
       << intra_host_.bandwidth_Bps / 1e9 << " GB/s), between hosts " << inter_host_.name << " ("
       << inter_host_.latency_s * 1e6 << " us, " << inter_host_.bandwidth_Bps / 1e9
-      << " GB/s), memory " << memory_bandwidth_ / 1e9 << " GB/s";
+      << " GB/s), memory " << memory_bandwidth_ / 1e9 << " GB/s per host, " << rank_memory_bandwidth_ / 1e9
+      << " GB/s per rank";
   return out.str();
 }
 

@@ -23,11 +23,13 @@ struct LinkTier {
 
 // Default tiers, until a topology file or a calibration says otherwise. Measured on the 2-core
 // development machine: a hand-off through the progress engine costs ~20 µs; one TCP stream over
-// loopback moves ~1.5 GB/s; a host's memory moves ~10 GB/s (reads + writes of copies and sums).
+// loopback moves ~1.5 GB/s; one thread moves ~10 GB/s through memory (reads + writes of copies and
+// sums) and the whole host ~16 GB/s. Between hosts we assume 10 Gbit/s Ethernet.
 LinkTier default_shared_memory_tier();
 LinkTier default_loopback_tier();
 LinkTier default_network_tier();
 double default_memory_bandwidth();
+double default_rank_memory_bandwidth();
 
 class ClusterView {
  public:
@@ -59,6 +61,8 @@ class ClusterView {
   const LinkTier& intra_host() const { return intra_host_; }
   const LinkTier& inter_host() const { return inter_host_; }
   double memory_bandwidth() const { return memory_bandwidth_; }
+  // What one rank's thread moves through memory per second (copies, sums).
+  double rank_memory_bandwidth() const { return rank_memory_bandwidth_; }
 
   // A stable digest of everything above (cache keys, agreement, JSON).
   uint64_t hash() const;
@@ -74,6 +78,7 @@ class ClusterView {
   LinkTier intra_host_;
   LinkTier inter_host_;
   double memory_bandwidth_ = 0;
+  double rank_memory_bandwidth_ = 0;
 };
 
 }  // namespace dc

@@ -8,6 +8,7 @@
 
 #include "src/core/bootstrap.h"
 #include "src/core/communicator.h"
+#include "src/core/issue.h"
 #include "src/exec/engine_call.h"
 #include "src/base/log.h"
 #include "src/core/peer_setup.h"
@@ -149,14 +150,7 @@ dcComm* split_comm(dcComm* parent, int color, int key, const dcConfig_t* config)
   args.recvbuf = x->all.data();
   args.count = 2;
   args.datatype = dcInt32;
-  PlanRequest request;
-  request.collective = dcCollAllGather;
-  request.nranks = parent->exec.nranks;
-  request.rank = parent->exec.rank;
-  request.count = 2;
-  request.elem_size = 4;
-  request.chunk_bytes = parent->config.chunk_bytes;
-  submit(std::make_shared<Operation>(&parent->exec, args, prepared_plan(parent, request),
+  submit(std::make_shared<Operation>(&parent->exec, args, prepared_plan(parent, plan_request(parent, args)),
                                      parent->exec.next_collective_seq++, x->batch));
   const uint64_t split_seq = parent->next_split_seq++;
   const int timeout_ms = parent->config.timeout_ms;

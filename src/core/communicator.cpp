@@ -19,12 +19,6 @@ std::set<dcComm*>& registry() {
   return *comms;
 }
 
-std::string plan_key(const PlanRequest& r) {
-  std::ostringstream k;
-  k << r.collective << '/' << r.count << '/' << r.elem_size << '/' << r.root << '/' << r.in_place;
-  return k.str();
-}
-
 }  // namespace
 
 void register_comm(dcComm* comm) {
@@ -48,7 +42,7 @@ dcComm* checked_comm(dcComm* comm) {
 // Called from the issuing thread only (one thread per communicator), so the cache needs no lock
 // against other callers; the engine only reads the shared_ptr it is handed.
 std::shared_ptr<const PreparedPlan> prepared_plan(dcComm* comm, const PlanRequest& request) {
-  const std::string key = plan_key(request);
+  const std::string key = request.key();
   auto it = comm->plan_cache.find(key);
   if (it != comm->plan_cache.end()) return it->second;
   if (comm->plan_cache.size() >= 256) comm->plan_cache.clear();

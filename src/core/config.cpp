@@ -5,9 +5,12 @@
 #include <cerrno>
 #include <cstdlib>
 #include <fstream>
+#include <mutex>
+#include <set>
 #include <sstream>
 
 #include "src/base/error.h"
+#include "src/base/log.h"
 
 namespace dc {
 
@@ -30,6 +33,15 @@ uint64_t parse_unsigned(const char* name, const char* value, uint64_t min, uint6
   return v;
 }
 
+// NCCL_ALGO names DeepComm ignores are told once per process, not at every communicator.
+void warn_once(const std::vector<std::string>& lines) {
+  static std::mutex mutex;
+  static std::set<std::string> told;
+  std::lock_guard<std::mutex> lock(mutex);
+  for (const std::string& line : lines)
+    if (told.insert(line).second) DC_WARN("%s", line.c_str());
+}
+
 }  // namespace
 
 Config Config::from_environment() {
@@ -41,17 +53,12 @@ Config Config::from_environment() {
     else if (s == "tcp") c.transport = TransportChoice::Tcp;
     else fail(dcInvalidArgument, "DeepComm: DEEPCOMM_TRANSPORT=" + s + " (expected auto, shm or tcp)");
   }
-  const char* algo = env("DEEPCOMM_ALGO");
-  const char* algo_name = "DEEPCOMM_ALGO";
-  if (!algo) {
-    algo = env("NCCL_ALGO");
-    algo_name = "NCCL_ALGO";
-  }
-  if (algo) {
-    std::string s(algo);
-    for (auto& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    if (s == "ring" || s == "tree" || s == "direct") c.algorithm = s;
-    else if (s != "auto") fail(dcInvalidArgument, std::string("DeepComm: ") + algo_name + "=" + algo + " (expected ring, tree, direct or auto)");
+  if (const char* v = env("DEEPCOMM_ALGO")) {
+    c.algorithms = AlgorithmFilter::parse_deepcomm(v);
+  } else if (const char* v = env("NCCL_ALGO")) {
+    std::vector<std::string> ignored;
+    c.algorithms = AlgorithmFilter::parse_nccl(v, &ignored);
+    warn_once(ignored);
   }
   if (const char* v = env("DEEPCOMM_CHUNK_BYTES"))
     c.chunk_bytes = parse_unsigned("DEEPCOMM_CHUNK_BYTES", v, 64, 1ull << 30);
@@ -72,7 +79,7 @@ std::vector<std::string> Config::plan_shaping_entries() const {
   const char* transport_names[] = {"auto", "shm", "tcp"};
   return {
       std::string("DEEPCOMM_TRANSPORT=") + transport_names[static_cast<int>(transport)],
-      "DEEPCOMM_ALGO=" + (algorithm.empty() ? std::string("auto") : algorithm),
+      "DEEPCOMM_ALGO=" + algorithms.canonical(),
       "DEEPCOMM_CHUNK_BYTES=" + std::to_string(chunk_bytes),
       "DEEPCOMM_TREE_THRESHOLD=" + std::to_string(tree_threshold_bytes),
       "DEEPCOMM_FLAT_BYTES=" + std::to_string(flat_bytes),

@@ -7,13 +7,15 @@
 #include <string>
 #include <vector>
 
+#include "src/plan/algorithm_filter.h"
+
 namespace dc {
 
 enum class TransportChoice { Auto, Shm, Tcp };
 
 struct Config {
   TransportChoice transport = TransportChoice::Auto;  // DEEPCOMM_TRANSPORT=auto|shm|tcp
-  std::string algorithm;                   // DEEPCOMM_ALGO / NCCL_ALGO: ""(auto)|ring|tree
+  AlgorithmFilter algorithms;              // DEEPCOMM_ALGO, else NCCL_ALGO (algorithm_filter.h)
   uint64_t chunk_bytes = 1 << 20;          // DEEPCOMM_CHUNK_BYTES
   uint64_t tree_threshold_bytes = 0;       // DEEPCOMM_TREE_THRESHOLD (0: cost model decides)
   uint64_t flat_bytes = 1 << 20;           // DEEPCOMM_FLAT_BYTES (0: no flat board)

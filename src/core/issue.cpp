@@ -83,20 +83,21 @@ bool is_in_place(const OpArgs& a, int rank, size_t elem) {
 
 }  // namespace
 
+CommView plan_view(const dcComm* comm) {
+  CommView view;
+  view.rank = comm->exec.rank;
+  view.nranks = comm->exec.nranks;
+  view.cluster = comm->cluster;
+  view.settings.algorithms = comm->config.algorithms;
+  view.settings.chunk_bytes = comm->config.chunk_bytes;
+  view.settings.tree_threshold_bytes = comm->config.tree_threshold_bytes;
+  return view;
+}
+
 PlanRequest plan_request(const dcComm* comm, const OpArgs& args) {
-  PlanRequest r;
-  r.collective = args.collective;
-  r.nranks = comm->exec.nranks;
-  r.rank = comm->exec.rank;
-  r.root = args.root;
-  r.count = args.count;
-  r.elem_size = datatype_size(args.datatype);
-  r.in_place = args.op < dcNumOps && is_in_place(args, comm->exec.rank, r.elem_size);
-  r.algorithm = args.collective == dcCollAllReduce ? comm->config.algorithm : "";
-  r.chunk_bytes = comm->config.chunk_bytes;
-  r.tree_threshold_bytes = comm->config.tree_threshold_bytes;
-  r.shared_memory = comm->cluster->nhosts() == 1 && comm->cluster->shared_memory() && comm->exec.nranks > 1;
-  return r;
+  const size_t elem = datatype_size(args.datatype);
+  const bool in_place = args.op < dcNumOps && is_in_place(args, comm->exec.rank, elem);
+  return make_request(plan_view(comm), args.collective, args.count, elem, args.root, in_place);
 }
 
 namespace {
@@ -375,7 +376,7 @@ double group_simulate_end() {
   for (const auto& p : ops) {
     // A flat operation is priced by the plan it would otherwise run (an upper bound).
     const auto plan = p.plan ? p.plan : plan_for(p.comm, p.args);
-    per_comm[p.comm] += plan_time_seconds(plan->plan, datatype_size(p.args.datatype));
+    per_comm[p.comm] += plan_time_seconds(plan->plan, plan_request(p.comm, p.args));
   }
   double longest = 0;
   for (const auto& [comm, seconds] : per_comm) longest = std::max(longest, seconds);

@@ -13,7 +13,9 @@ struct dcRequest {
 
 namespace dc {
 
-// What shapes the plan of an operation on this communicator (its rank, settings and peers).
+// The planner's view of the communicator: rank, size, cluster view, agreed plan settings.
+CommView plan_view(const dcComm* comm);
+// What shapes the plan of an operation on this communicator: the one place a request is built.
 PlanRequest plan_request(const dcComm* comm, const OpArgs& args);
 
 // Throws dc::Error(dcInvalidArgument) for a bad argument; touches no buffer.

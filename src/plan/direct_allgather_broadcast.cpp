@@ -1,38 +1,56 @@
-// Direct all-gather and broadcast for ranks on shared memory: every rank takes each block straight
-// from the rank that has it, as one message. Nothing is forwarded, so nothing waits on part of a
-// block and chunking would only add rendezvous hand-offs; over cross-memory attach each block is one
-// long copy by its receiver. The bytes through memory are those of the ring and the chain.
+// Direct all-gather and broadcast for members on shared memory: every member takes each block
+// straight from the member that has it, as one message. Nothing is forwarded, so nothing waits on
+// part of a block and chunking would only add rendezvous hand-offs; over cross-memory attach each
+// block is one long copy by its receiver. The bytes through memory are those of the ring and the
+// chain.
 #include "src/plan/generators.h"
-#include "src/plan/plan_build.h"
 
 namespace dc {
 
 using namespace plan_build;
 
-void build_direct_allgather(const PlanRequest& request, Plan& plan) {
-  const int n = request.nranks;
-  const int r = request.rank;
-  const uint64_t count = request.count;
-  const uint32_t tag = make_tag(0, 1, 0);
+void build_direct_allgather(BuildSpace& sp) {
+  const int n = sp.n();
+  const int r = sp.self;
+  const uint64_t count = sp.count;
+  const uint32_t tag = sp.tag(0, 1, 0);
   // In place the own block already is Input.
-  add_copy(plan, request, input(0), output(static_cast<uint64_t>(r) * count), count);
-  for (int i = 1; i < n; ++i) plan.add(send(wrap(r + i, n), tag, input(0), count));
+  sp.add_copy(sp.input(0), sp.output(static_cast<uint64_t>(r) * count), count);
+  for (int i = 1; i < n; ++i) sp.add(send(sp.peer(r + i), tag, sp.input(0), count));
   for (int i = 1; i < n; ++i) {
     const int from = wrap(r - i, n);
-    plan.add(recv(from, tag, output(static_cast<uint64_t>(from) * count), count));
+    sp.add(recv(sp.peer(from), tag, sp.output(static_cast<uint64_t>(from) * count), count));
   }
 }
 
-void build_direct_broadcast(const PlanRequest& request, Plan& plan) {
-  const int n = request.nranks;
-  const int r = request.rank;
-  const uint32_t tag = make_tag(0, 1, 0);
-  if (r != request.root) {
-    plan.add(recv(request.root, tag, output(0), request.count));
+void build_direct_broadcast(BuildSpace& sp) {
+  const int n = sp.n();
+  const int r = sp.self;
+  const uint32_t tag = sp.tag(0, 1, 0);
+  if (r != sp.root) {
+    sp.add(recv(sp.peer(sp.root), tag, sp.output(0), sp.count));
     return;
   }
-  for (int i = 1; i < n; ++i) plan.add(send(wrap(r + i, n), tag, input(0), request.count));
-  add_copy(plan, request, input(0), output(0), request.count);
+  for (int i = 1; i < n; ++i) sp.add(send(sp.peer(r + i), tag, sp.input(0), sp.count));
+  sp.add_copy(sp.input(0), sp.output(0), sp.count);
+}
+
+Traffic direct_allgather_traffic(const PlanRequest& request, const std::vector<int>& members) {
+  Traffic t(*request.cluster);
+  const double block = static_cast<double>(request.count * request.elem_size);
+  for (int from : members)
+    for (int to : members) t.transfer(from, to, block);
+  // Each member takes n-1 whole blocks, one after another on its engine.
+  t.hops(static_cast<int>(members.size()) - 1, members.front(), members.back());
+  return t;
+}
+
+Traffic direct_broadcast_traffic(const PlanRequest& request, const std::vector<int>& members) {
+  Traffic t(*request.cluster);
+  const int root = members[request.root];
+  for (int to : members) t.transfer(root, to, static_cast<double>(request.count * request.elem_size));
+  t.hops(1, members.front(), members.back());
+  return t;
 }
 
 }  // namespace dc

@@ -4,50 +4,48 @@
 #include <vector>
 
 #include "src/plan/generators.h"
-#include "src/plan/plan_build.h"
 
 namespace dc {
 
 using namespace plan_build;
 
-void build_direct_gather(const PlanRequest& request, Plan& plan) {
-  const int n = request.nranks;
-  const int root = request.root;
-  const uint64_t count = request.count;
-  const std::vector<Range> chunks = split_chunks(count, chunk_elems(request));
+void build_direct_gather(BuildSpace& sp) {
+  const int n = sp.n();
+  const int root = sp.root;
+  const uint64_t count = sp.count;
+  const std::vector<Range> chunks = split_chunks(count, sp.chunk_elems());
   const uint64_t per_peer = chunks.size();
 
-  if (request.rank != root) {
+  if (sp.self != root) {
     for (size_t j = 0; j < chunks.size(); ++j) {
-      plan.add(send(root, make_tag(0, per_peer, j), input(chunks[j].offset), chunks[j].count));
+      sp.add(send(sp.peer(root), sp.tag(0, per_peer, j), sp.input(chunks[j].offset), chunks[j].count));
     }
     return;
   }
-  const auto own = add_copy(plan, request, input(0),
-                            output(static_cast<uint64_t>(root) * count), count);
+  const auto own = sp.add_copy(sp.input(0), sp.output(static_cast<uint64_t>(root) * count), count);
   // In place, receiving block 0 overwrites Input: the own block must be copied out first.
-  const std::vector<uint32_t> deps = request.in_place ? after(own) : std::vector<uint32_t>{};
+  const std::vector<uint32_t> deps = sp.request->in_place ? after(own) : std::vector<uint32_t>{};
   for (int peer = 0; peer < n; ++peer) {
     if (peer == root) continue;
     for (size_t j = 0; j < chunks.size(); ++j) {
       const Range& c = chunks[j];
-      plan.add(recv(peer, make_tag(0, per_peer, j),
-                    output(static_cast<uint64_t>(peer) * count + c.offset), c.count),
-               deps);
+      sp.add(recv(sp.peer(peer), sp.tag(0, per_peer, j), sp.output(static_cast<uint64_t>(peer) * count + c.offset),
+                  c.count),
+             deps);
     }
   }
 }
 
-void build_direct_scatter(const PlanRequest& request, Plan& plan) {
-  const int n = request.nranks;
-  const int root = request.root;
-  const uint64_t count = request.count;
-  const std::vector<Range> chunks = split_chunks(count, chunk_elems(request));
+void build_direct_scatter(BuildSpace& sp) {
+  const int n = sp.n();
+  const int root = sp.root;
+  const uint64_t count = sp.count;
+  const std::vector<Range> chunks = split_chunks(count, sp.chunk_elems());
   const uint64_t per_peer = chunks.size();
 
-  if (request.rank != root) {
+  if (sp.self != root) {
     for (size_t j = 0; j < chunks.size(); ++j) {
-      plan.add(recv(root, make_tag(0, per_peer, j), output(chunks[j].offset), chunks[j].count));
+      sp.add(recv(sp.peer(root), sp.tag(0, per_peer, j), sp.output(chunks[j].offset), chunks[j].count));
     }
     return;
   }
@@ -56,14 +54,29 @@ void build_direct_scatter(const PlanRequest& request, Plan& plan) {
     if (peer == root) continue;
     for (size_t j = 0; j < chunks.size(); ++j) {
       const Range& c = chunks[j];
-      sends.push_back(plan.add(send(peer, make_tag(0, per_peer, j),
-                                    input(static_cast<uint64_t>(peer) * count + c.offset),
-                                    c.count)));
+      sends.push_back(sp.add(send(sp.peer(peer), sp.tag(0, per_peer, j),
+                                  sp.input(static_cast<uint64_t>(peer) * count + c.offset), c.count)));
     }
   }
   // In place, Output is Input's block 0: it may be overwritten only after block 0 was sent.
-  add_copy(plan, request, input(static_cast<uint64_t>(root) * count), output(0), count,
-           request.in_place ? sends : std::vector<uint32_t>{});
+  sp.add_copy(sp.input(static_cast<uint64_t>(root) * count), sp.output(0), count,
+              sp.request->in_place ? sends : std::vector<uint32_t>{});
+}
+
+Traffic direct_gather_traffic(const PlanRequest& request, const std::vector<int>& members) {
+  Traffic t(*request.cluster);
+  const int root = members[request.root];
+  for (int from : members) t.transfer(from, root, static_cast<double>(request.count * request.elem_size));
+  t.hops(static_cast<int>(members.size()) - 1, members.front(), members.back());
+  return t;
+}
+
+Traffic direct_scatter_traffic(const PlanRequest& request, const std::vector<int>& members) {
+  Traffic t(*request.cluster);
+  const int root = members[request.root];
+  for (int to : members) t.transfer(root, to, static_cast<double>(request.count * request.elem_size));
+  t.hops(static_cast<int>(members.size()) - 1, members.front(), members.back());
+  return t;
 }
 
 }  // namespace dc

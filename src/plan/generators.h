@@ -1,25 +1,78 @@
-// One generator per algorithm. make_plan validates the request, fills the plan's header and the
-// logical input/output sizes, and handles count 0 and single-rank plans; a generator then appends
-// the steps, sets the scratch size and names its algorithm. Requests reaching a generator have
-// nranks >= 2 and count >= 1.
+// The generator registry: one entry per algorithm of a collective, with whether it applies to a
+// set of member ranks, how it builds a rank's plan over a BuildSpace, and its analytical traffic
+// (the cost model prices that). make_plan validates the request and handles count 0, single-rank
+// plans and point-to-point; a generator then appends the steps over its space. Spaces reaching a
+// generator have at least 2 members and a count of at least 1.
 #pragma once
 
+#include <string>
+#include <vector>
+
+#include "src/plan/compose.h"
+#include "src/plan/cost_model.h"
 #include "src/plan/plan.h"
 
 namespace dc {
 
-void build_ring_allreduce(const PlanRequest& request, Plan& plan);
-void build_direct_allreduce(const PlanRequest& request, Plan& plan);
-void build_tree_allreduce(const PlanRequest& request, Plan& plan);
-void build_ring_allgather(const PlanRequest& request, Plan& plan);
-void build_direct_allgather(const PlanRequest& request, Plan& plan);
-void build_direct_broadcast(const PlanRequest& request, Plan& plan);
-void build_ring_reduce_scatter(const PlanRequest& request, Plan& plan);
-void build_pipeline_broadcast(const PlanRequest& request, Plan& plan);
-void build_pipeline_reduce(const PlanRequest& request, Plan& plan);
-void build_pairwise_alltoall(const PlanRequest& request, Plan& plan);
-void build_direct_gather(const PlanRequest& request, Plan& plan);
-void build_direct_scatter(const PlanRequest& request, Plan& plan);
+struct Generator {
+  const char* name;
+  dcCollective_t collective;
+  // Whether the generator builds a correct plan for these members (comm ranks) of the request.
+  bool (*applicable)(const PlanRequest& request, const std::vector<int>& members);
+  void (*build)(BuildSpace& space);
+  // What the plan of every member together moves, for the request's count.
+  Traffic (*traffic)(const PlanRequest& request, const std::vector<int>& members);
+};
+
+// Every generator, in preference order: the selector takes the first of equally cheap ones.
+const std::vector<Generator>& generator_registry();
+const Generator* find_generator(dcCollective_t collective, const std::string& name);
+
+bool any_members(const PlanRequest& request, const std::vector<int>& members);
+// All members on one host, exchanging bytes through shared memory.
+bool members_share_memory(const PlanRequest& request, const std::vector<int>& members);
+
+void build_ring_allreduce(BuildSpace& space);
+void build_direct_allreduce(BuildSpace& space);
+void build_tree_allreduce(BuildSpace& space);
+void build_hierarchical_allreduce(BuildSpace& space);
+void build_ring_allgather(BuildSpace& space);
+void build_direct_allgather(BuildSpace& space);
+void build_direct_broadcast(BuildSpace& space);
+void build_ring_reduce_scatter(BuildSpace& space);
+void build_pipeline_broadcast(BuildSpace& space);
+void build_pipeline_reduce(BuildSpace& space);
+void build_pairwise_alltoall(BuildSpace& space);
+void build_direct_gather(BuildSpace& space);
+void build_direct_scatter(BuildSpace& space);
+
+// The halves of the all-reduces, as phases of a composed plan over a region of `count` elements
+// in n balanced segments: after the reduce-scatter half member i holds segment owned_segment(i)
+// reduced over the members (not finalized); the all-gather half sends each member's segment to all.
+void build_ring_allreduce_scatter_half(BuildSpace& space);
+void build_ring_allreduce_gather_half(BuildSpace& space);
+void build_direct_allreduce_scatter_half(BuildSpace& space);
+void build_direct_allreduce_gather_half(BuildSpace& space);
+int ring_owned_segment(int member, int n);
+int direct_owned_segment(int member, int n);
+
+Traffic ring_allreduce_traffic(const PlanRequest& request, const std::vector<int>& members);
+Traffic direct_allreduce_traffic(const PlanRequest& request, const std::vector<int>& members);
+Traffic tree_allreduce_traffic(const PlanRequest& request, const std::vector<int>& members);
+Traffic hierarchical_allreduce_traffic(const PlanRequest& request, const std::vector<int>& members);
+bool hierarchical_allreduce_applicable(const PlanRequest& request, const std::vector<int>& members);
+Traffic ring_allgather_traffic(const PlanRequest& request, const std::vector<int>& members);
+Traffic direct_allgather_traffic(const PlanRequest& request, const std::vector<int>& members);
+Traffic direct_broadcast_traffic(const PlanRequest& request, const std::vector<int>& members);
+Traffic ring_reduce_scatter_traffic(const PlanRequest& request, const std::vector<int>& members);
+// A chain from the root to the last member (reduce: toward the root), chunk by chunk.
+Traffic chain_traffic(const PlanRequest& request, const std::vector<int>& members, bool reduce);
+Traffic pipeline_broadcast_traffic(const PlanRequest& request, const std::vector<int>& members);
+Traffic pipeline_reduce_traffic(const PlanRequest& request, const std::vector<int>& members);
+Traffic pairwise_alltoall_traffic(const PlanRequest& request, const std::vector<int>& members);
+Traffic direct_gather_traffic(const PlanRequest& request, const std::vector<int>& members);
+Traffic direct_scatter_traffic(const PlanRequest& request, const std::vector<int>& members);
+
 // Send and Recv (also with nranks 1, where the peer is the rank itself).
 void build_p2p(const PlanRequest& request, Plan& plan);
 

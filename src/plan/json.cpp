@@ -1,5 +1,7 @@
 // plan_to_json: one JSON object, keys in a fixed order, one step per line. A step lists only the
 // fields its kind uses.
+#include <cmath>
+#include <cstdio>
 #include <string>
 
 #include "src/plan/plan.h"
@@ -16,7 +18,7 @@ const char* buf_name(BufId buf) {
   return "unknown";
 }
 
-// Names written here are fixed identifiers; only the algorithm comes from outside, so escape it.
+// Names written here are fixed identifiers; algorithm and phase names are escaped all the same.
 std::string quoted(const std::string& text) {
   std::string out = "\"";
   for (char ch : text) {
@@ -33,6 +35,14 @@ std::string quoted(const std::string& text) {
     }
   }
   return out + "\"";
+}
+
+// Seconds with enough digits for microsecond differences; JSON has no NaN or infinity.
+std::string number(double seconds) {
+  if (!std::isfinite(seconds)) return "null";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.9g", seconds);
+  return text;
 }
 
 std::string place(const BufRef& ref) {
@@ -78,6 +88,20 @@ std::string plan_to_json(const Plan& plan) {
   out += ",\"sizes\":{\"input\":" + std::to_string(plan.sizes.input) +
          ",\"output\":" + std::to_string(plan.sizes.output) +
          ",\"scratch\":" + std::to_string(plan.sizes.scratch) + "}";
+  out += ",\"predicted_seconds\":" + number(plan.predicted_seconds);
+  out += ",\"runner_up\":" + quoted(plan.runner_up);
+  out += ",\"runner_up_seconds\":" + number(plan.runner_up_seconds);
+  if (!plan.phases.empty()) {
+    out += ",\"phases\":[";
+    for (size_t i = 0; i < plan.phases.size(); ++i) {
+      const PlanPhase& ph = plan.phases[i];
+      out += (i == 0 ? "" : ",");
+      out += "{\"name\":" + quoted(ph.name) + ",\"algorithm\":" + quoted(ph.algorithm) + ",\"members\":[";
+      for (size_t m = 0; m < ph.members.size(); ++m) out += (m ? "," : "") + std::to_string(ph.members[m]);
+      out += "],\"first_step\":" + std::to_string(ph.first_step) + ",\"end_step\":" + std::to_string(ph.end_step) + "}";
+    }
+    out += "]";
+  }
   out += ",\"steps\":[";
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     out += i == 0 ? "\n" : ",\n";

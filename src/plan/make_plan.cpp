@@ -1,11 +1,13 @@
-// make_plan: validation, logical buffer sizes, and dispatch to the generators.
+// make_plan: validation, logical buffer sizes, the selector's choice, and the chosen generator.
 #include <limits>
+#include <sstream>
 #include <string>
 
 #include "src/base/error.h"
 #include "src/plan/generators.h"
 #include "src/plan/plan.h"
 #include "src/plan/plan_build.h"
+#include "src/plan/select.h"
 
 namespace dc {
 namespace {
@@ -37,10 +39,9 @@ void validate(const PlanRequest& request) {
   }
   if (request.elem_size == 0) fail(dcInvalidArgument, what + "element size must not be 0");
   if (request.chunk_bytes == 0) fail(dcInvalidArgument, what + "chunk size must not be 0");
-  if (!request.algorithm.empty() && request.algorithm != "ring" && request.algorithm != "tree" &&
-      request.algorithm != "direct") {
-    fail(dcInvalidArgument, what + "unknown algorithm \"" + request.algorithm +
-                                "\" (expected \"ring\", \"tree\" or \"direct\")");
+  if (request.cluster && request.cluster->nranks() != request.nranks) {
+    fail(dcInvalidArgument, what + "the cluster view has " + std::to_string(request.cluster->nranks()) +
+                                " ranks, the request " + std::to_string(request.nranks));
   }
   const uint64_t limit = std::numeric_limits<uint64_t>::max() / request.elem_size;
   if (request.count > limit / static_cast<uint64_t>(request.nranks)) {
@@ -68,86 +69,68 @@ BufferSizes logical_sizes(const PlanRequest& request) {
   fail(dcInvalidArgument, "plan: unknown collective");
 }
 
-// The algorithm each collective uses; all-reduce may be forced or chosen by the cost model. Over
-// shared memory, all-gather and broadcast take each block from its source in one message (measured
-// at 4 ranks, 64 MiB: 1.25x the ring's and the chain's busbw).
-// "ring"/"tree" requests for collectives that have a single algorithm are ignored, as NCCL_ALGO is.
-std::string algorithm_for(const PlanRequest& request) {
-  switch (request.collective) {
-    case dcCollAllReduce:
-      if (!request.algorithm.empty()) return request.algorithm;
-      return choose_allreduce_algorithm(request.nranks, request.count * request.elem_size,
-                                        request.tree_threshold_bytes, request.shared_memory);
-    case dcCollAllGather: return request.shared_memory ? "direct" : "ring";
-    case dcCollReduceScatter: return "ring";
-    case dcCollBroadcast: return request.shared_memory ? "direct" : "pipeline";
-    case dcCollReduce: return "pipeline";
-    case dcCollAlltoAll: return "pairwise";
-    case dcCollGather:
-    case dcCollScatter: return "direct";
-    default: return "p2p";
-  }
-}
-
-void build_steps(const PlanRequest& request, Plan& plan) {
-  switch (request.collective) {
-    case dcCollAllReduce:
-      if (plan.algorithm == "tree") {
-        build_tree_allreduce(request, plan);
-      } else if (plan.algorithm == "direct") {
-        build_direct_allreduce(request, plan);
-      } else {
-        build_ring_allreduce(request, plan);
-      }
-      return;
-    case dcCollBroadcast:
-      if (plan.algorithm == "direct") {
-        build_direct_broadcast(request, plan);
-      } else {
-        build_pipeline_broadcast(request, plan);
-      }
-      return;
-    case dcCollReduce: build_pipeline_reduce(request, plan); return;
-    case dcCollAllGather:
-      if (plan.algorithm == "direct") {
-        build_direct_allgather(request, plan);
-      } else {
-        build_ring_allgather(request, plan);
-      }
-      return;
-    case dcCollReduceScatter: build_ring_reduce_scatter(request, plan); return;
-    case dcCollAlltoAll: build_pairwise_alltoall(request, plan); return;
-    case dcCollGather: build_direct_gather(request, plan); return;
-    case dcCollScatter: build_direct_scatter(request, plan); return;
-    default: build_p2p(request, plan); return;
-  }
-}
-
 }  // namespace
 
-Plan make_plan(const PlanRequest& request) {
-  validate(request);
+Plan make_plan(const PlanRequest& asked) {
+  validate(asked);
+  PlanRequest request = asked;
+  if (!request.cluster) request.cluster = ClusterView::one_host(request.nranks, false);
   Plan plan;
   plan.collective = request.collective;
-  plan.algorithm = algorithm_for(request);
   plan.nranks = request.nranks;
   plan.rank = request.rank;
   plan.root = is_rooted(request.collective) ? request.root : -1;
   plan.count = request.count;
   plan.in_place = request.in_place;
   plan.sizes = logical_sizes(request);
-  if (request.count == 0) return plan;
-
   const bool p2p = request.collective == dcCollSend || request.collective == dcCollRecv;
-  if (request.nranks == 1 && !p2p) {
-    // One rank: every collective is the identity from Input to Output (avg divides by 1).
-    plan.algorithm = "local";
-    plan_build::add_copy(plan, request, plan_build::input(0), plan_build::output(0),
-                         request.count);
+  plan.algorithm = p2p ? "p2p" : "local";
+  if (request.count == 0) return plan;
+  if (p2p) {
+    build_p2p(request, plan);
     return plan;
   }
-  build_steps(request, plan);
+  if (request.nranks == 1) {
+    // One rank: every collective is the identity from Input to Output (avg divides by 1).
+    BuildSpace space = whole_space(plan, request);
+    space.add_copy(space.input(0), space.output(0), request.count);
+    return plan;
+  }
+  const std::vector<PricedGenerator> candidates = price_candidates(request);
+  plan.algorithm = candidates[0].generator->name;
+  plan.predicted_seconds = candidates[0].seconds;
+  if (candidates.size() > 1) {
+    plan.runner_up = candidates[1].generator->name;
+    plan.runner_up_seconds = candidates[1].seconds;
+  }
+  BuildSpace space = whole_space(plan, request);
+  candidates[0].generator->build(space);
   return plan;
+}
+
+std::string PlanRequest::key() const {
+  std::ostringstream k;
+  k << collective << '/' << nranks << '/' << rank << '/' << root << '/' << count << '/' << elem_size << '/'
+    << in_place << '/' << algorithms.canonical() << '/' << (cluster ? cluster->hash() : 0) << '/' << chunk_bytes
+    << '/' << tree_threshold_bytes;
+  return k.str();
+}
+
+PlanRequest make_request(const CommView& comm, dcCollective_t collective, uint64_t count, size_t elem_size,
+                         int root, bool in_place) {
+  PlanRequest r;
+  r.collective = collective;
+  r.nranks = comm.nranks;
+  r.rank = comm.rank;
+  r.root = root;
+  r.count = count;
+  r.elem_size = elem_size;
+  r.in_place = in_place;
+  r.algorithms = comm.settings.algorithms;
+  r.cluster = comm.cluster;
+  r.chunk_bytes = comm.settings.chunk_bytes;
+  r.tree_threshold_bytes = comm.settings.tree_threshold_bytes;
+  return r;
 }
 
 }  // namespace dc

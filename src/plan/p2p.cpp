@@ -1,6 +1,5 @@
 // Send and Recv: one step to or from the peer (carried in the request's root field).
 #include "src/plan/generators.h"
-#include "src/plan/plan_build.h"
 
 namespace dc {
 

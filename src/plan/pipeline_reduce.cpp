@@ -1,47 +1,49 @@
 // Pipelined chain reduce toward the root: root+n-1 -> root+n-2 -> ... -> root, chunk by chunk.
 // Each rank adds its input to the partial result it receives and forwards it; the root finalizes.
-// Non-root ranks keep partial results in Scratch and never touch Output.
+// Non-root members keep partial results in Scratch and never touch Output.
 #include <vector>
 
 #include "src/plan/generators.h"
-#include "src/plan/plan_build.h"
 
 namespace dc {
 
 using namespace plan_build;
 
-void build_pipeline_reduce(const PlanRequest& request, Plan& plan) {
-  const int n = request.nranks;
-  const int r = request.rank;
-  const int position = wrap(r - request.root, n);  // 0 = root, n-1 = start of the chain
-  const int toward_root = wrap(r - 1, n);
-  const int from_tail = wrap(r + 1, n);
-  const uint64_t count = request.count;
-  const std::vector<Range> chunks = split_chunks(count, chunk_elems(request));
+void build_pipeline_reduce(BuildSpace& sp) {
+  const int n = sp.n();
+  const int r = sp.self;
+  const int position = wrap(r - sp.root, n);  // 0 = root, n-1 = start of the chain
+  const int toward_root = sp.peer(r - 1);
+  const int from_tail = sp.peer(r + 1);
+  const uint64_t count = sp.count;
+  const std::vector<Range> chunks = split_chunks(count, sp.chunk_elems());
   const uint64_t per_phase = chunks.size();
 
   if (position == n - 1) {
     for (size_t j = 0; j < chunks.size(); ++j) {
-      plan.add(send(toward_root, make_tag(0, per_phase, j), input(chunks[j].offset),
-                    chunks[j].count));
+      sp.add(send(toward_root, sp.tag(0, per_phase, j), sp.input(chunks[j].offset), chunks[j].count));
     }
     return;
   }
   // Scratch: [0, count) stages received chunks; [count, 2*count) holds partial results.
   const bool root = position == 0;
-  plan.sizes.scratch = root ? count : 2 * count;
+  sp.reserve_scratch(root ? count : 2 * count);
   for (size_t j = 0; j < chunks.size(); ++j) {
     const Range& c = chunks[j];
-    const uint32_t tag = make_tag(0, per_phase, j);
-    const BufRef dst = root ? output(c.offset) : scratch(count + c.offset);
+    const uint32_t tag = sp.tag(0, per_phase, j);
+    const BufRef dst = root ? sp.output(c.offset) : sp.scratch(count + c.offset);
     const uint32_t reduced =
-        plan.add(recv_reduce(from_tail, tag, input(c.offset), dst, scratch(c.offset), c.count));
+        sp.add(recv_reduce(from_tail, tag, sp.input(c.offset), dst, sp.scratch(c.offset), c.count));
     if (root) {
-      plan.add(finalize(dst, c.count), {reduced});
+      sp.add_finalize(dst, c.count, {reduced});
     } else {
-      plan.add(send(toward_root, tag, dst, c.count), {reduced});
+      sp.add(send(toward_root, tag, dst, c.count), {reduced});
     }
   }
+}
+
+Traffic pipeline_reduce_traffic(const PlanRequest& request, const std::vector<int>& members) {
+  return chain_traffic(request, members, true);
 }
 
 }  // namespace dc

@@ -4,10 +4,13 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "deepcomm/deepcomm.h"
+#include "src/plan/algorithm_filter.h"
+#include "topology/cluster_view.h"
 
 namespace dc {
 
@@ -47,9 +50,19 @@ struct BufferSizes {
   uint64_t scratch = 0;
 };
 
+// A composed plan is phases built by generators over subgroups (e.g. intra-host reduce-scatter,
+// inter-host all-reduce, intra-host all-gather): steps [first_step, end_step) belong to the phase.
+struct PlanPhase {
+  std::string name;       // "reduce-scatter", "all-reduce", ...
+  std::string algorithm;  // the generator that built it
+  std::vector<int> members;  // comm ranks taking part, in the generator's order
+  uint32_t first_step = 0;
+  uint32_t end_step = 0;
+};
+
 struct Plan {
   dcCollective_t collective = dcCollAllReduce;
-  std::string algorithm;  // "ring", "tree", "pipeline", "pairwise", "direct", ...
+  std::string algorithm;  // "ring", "tree", "pipeline", "pairwise", "direct", "hierarchical", ...
   int nranks = 1;
   int rank = 0;
   int root = -1;        // rooted collectives; peer for send/recv
@@ -58,13 +71,19 @@ struct Plan {
   BufferSizes sizes;
   std::vector<Step> steps;
   std::vector<uint32_t> deps;
+  std::vector<PlanPhase> phases;  // empty: one phase over every rank
+  // The selector's choice: the cost model's time for this plan, and the next cheapest candidate.
+  double predicted_seconds = 0;
+  std::string runner_up;  // "" when no other algorithm applied
+  double runner_up_seconds = 0;
 
   // Appends a step that depends on the given earlier steps; returns its index.
   uint32_t add(Step step, std::initializer_list<uint32_t> after = {});
   uint32_t add(Step step, const std::vector<uint32_t>& after);
 };
 
-// Inputs that shape a plan; identical on all ranks (agreed at init) except rank.
+// Inputs that shape a plan; identical on all ranks (agreed at init) except rank. Built in one place
+// (make_request); the plan cache is keyed on all of it (key()).
 struct PlanRequest {
   dcCollective_t collective = dcCollAllReduce;
   int nranks = 1;
@@ -76,21 +95,37 @@ struct PlanRequest {
   // the same start; all-gather Input = Output + rank*count; reduce-scatter Output = Input +
   // rank*count; all-to-all, gather, scatter: Input = Output. The plan must be correct then too.
   bool in_place = false;
-  std::string algorithm;         // "" = choose; otherwise "ring", "tree" or "direct" where they apply
-  // Every peer is reached through shared memory (one host): the all-reduce may take the direct
-  // plan, whose cost is memory traffic rather than hops.
-  bool shared_memory = false;
+  AlgorithmFilter algorithms;  // DEEPCOMM_ALGO / NCCL_ALGO
+  // Where the ranks are and what links join them; null means one host whose ranks talk over
+  // sockets (ClusterView::one_host(nranks, false)).
+  std::shared_ptr<const ClusterView> cluster;
   uint64_t chunk_bytes = 1 << 20;     // pipelining unit
   uint64_t tree_threshold_bytes = 0;  // all-reduce below this uses the tree when not forced
+
+  std::string key() const;
 };
+
+// The plan-shaping settings of a communicator, agreed by all its ranks.
+struct PlanSettings {
+  AlgorithmFilter algorithms;
+  uint64_t chunk_bytes = 1 << 20;
+  uint64_t tree_threshold_bytes = 0;
+};
+
+// The planner's read-only view of a communicator.
+struct CommView {
+  int rank = 0;
+  int nranks = 1;
+  std::shared_ptr<const ClusterView> cluster;
+  PlanSettings settings;
+};
+
+// The one place a request is made: the communicator's view plus one operation's shape.
+PlanRequest make_request(const CommView& comm, dcCollective_t collective, uint64_t count, size_t elem_size,
+                         int root, bool in_place);
 
 // Builds the plan for one rank. Throws dc::Error(dcInvalidArgument) on an impossible request.
 Plan make_plan(const PlanRequest& request);
-
-// Which all-reduce algorithm the alpha-beta model picks for a message of `bytes`; where the ring
-// wins and the peers share memory, the direct plan moves fewer bytes through memory instead.
-std::string choose_allreduce_algorithm(int nranks, uint64_t bytes, uint64_t tree_threshold_bytes,
-                                       bool shared_memory);
 
 std::string plan_to_json(const Plan& plan);
 const char* collective_name(dcCollective_t c);

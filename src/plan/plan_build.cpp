@@ -102,16 +102,15 @@ uint64_t in_place_base(const PlanRequest& request, BufId buf) {
 
 }  // namespace
 
-bool same_place(const PlanRequest& request, BufRef a, BufRef b) {
-  if (a.buf == b.buf) return a.offset == b.offset;
-  if (!request.in_place || a.buf == BufId::Scratch || b.buf == BufId::Scratch) return false;
-  return in_place_base(request, a.buf) + a.offset == in_place_base(request, b.buf) + b.offset;
+Place canonical_place(const PlanRequest& request, BufRef ref) {
+  if (ref.buf == BufId::Scratch) return {2, ref.offset};
+  if (!request.in_place) return {ref.buf == BufId::Input ? 0 : 1, ref.offset};
+  return {0, in_place_base(request, ref.buf) + ref.offset};
 }
 
-std::optional<uint32_t> add_copy(Plan& plan, const PlanRequest& request, BufRef src, BufRef dst,
-                                 uint64_t count, const std::vector<uint32_t>& after) {
-  if (count == 0 || same_place(request, src, dst)) return std::nullopt;
-  return plan.add(copy(src, dst, count), after);
+bool same_place(const PlanRequest& request, BufRef a, BufRef b) {
+  const Place pa = canonical_place(request, a), pb = canonical_place(request, b);
+  return pa.memory == pb.memory && pa.offset == pb.offset;
 }
 
 }  // namespace dc::plan_build

@@ -48,11 +48,15 @@ inline int wrap(int value, int n) { return ((value % n) + n) % n; }
 // Throws dcInvalidArgument when the plan would need more tags than fit (raise chunk_bytes).
 uint32_t make_tag(uint64_t phase, uint64_t chunks_per_phase, uint64_t chunk);
 
+// Where a logical place lives: memory 0 is Input (and, in place, Output too), 1 Output, 2 Scratch;
+// the offset is in elements of that memory.
+struct Place {
+  int memory = 0;
+  uint64_t offset = 0;
+};
+Place canonical_place(const PlanRequest& request, BufRef ref);
+
 // Whether two places are one memory under the request's in-place rule (see PlanRequest).
 bool same_place(const PlanRequest& request, BufRef a, BufRef b);
-
-// Adds dst = src unless both are the same place; returns the step index when one was added.
-std::optional<uint32_t> add_copy(Plan& plan, const PlanRequest& request, BufRef src, BufRef dst,
-                                 uint64_t count, const std::vector<uint32_t>& after = {});
 
 }  // namespace dc::plan_build

@@ -1,5 +1,4 @@
-// Plans as data: results simulated against a float64 reference, invariants, hazards, golden JSON
-// and algorithm selection.
+// Plans as data: results simulated against a float64 reference, invariants, hazards and golden JSON.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -103,10 +102,10 @@ double expected(const PlanRequest& q, dcRedOp_t op, dcDataType_t type, int r, ui
 void simulate_and_check(const PlanRequest& q, TypeOp to, uint64_t seed) {
   SCOPED_TRACE(std::string(collective_name(q.collective)) + " n=" + std::to_string(q.nranks) +
                " count=" + std::to_string(q.count) + " root=" + std::to_string(q.root) +
-               " in_place=" + std::to_string(q.in_place) + " algorithm=" + q.algorithm +
+               " in_place=" + std::to_string(q.in_place) + " algorithms=" + q.algorithms.canonical() +
                " type=" + datatype_name(to.type) + " op=" + redop_name(to.op) +
                " chunk_bytes=" + std::to_string(q.chunk_bytes) +
-               " shared_memory=" + std::to_string(q.shared_memory));
+               " cluster=" + (q.cluster ? q.cluster->describe() : std::string("default")));
   const std::vector<Plan> plans = make_plans(q);
   ASSERT_EQ(sim::check_invariants(plans), "");
   if (q.count <= 13) {  // the hazard check is quadratic in the number of steps
@@ -151,6 +150,15 @@ void simulate_and_check(const PlanRequest& q, TypeOp to, uint64_t seed) {
   }
 }
 
+// One host over sockets and over shared memory, and every even split over several hosts.
+std::vector<std::shared_ptr<const ClusterView>> clusters_for(int n) {
+  std::vector<std::shared_ptr<const ClusterView>> clusters = {ClusterView::one_host(n, false),
+                                                              ClusterView::one_host(n, true)};
+  for (int hosts = 2; hosts < n; ++hosts)
+    if (n % hosts == 0) clusters.push_back(ClusterView::blocks(hosts, n / hosts, true));
+  return clusters;
+}
+
 std::vector<int> roots_for(int n) {
   if (n == 1) return {0};
   return {0, n - 1, 1};
@@ -174,10 +182,10 @@ void sweep(dcCollective_t collective, const std::vector<TypeOp>& types,
               q.count = count;
               q.elem_size = datatype_size(to.type);
               q.in_place = in_place;
-              q.algorithm = algorithm;
+              q.algorithms = algorithm.empty() ? AlgorithmFilter{} : AlgorithmFilter::only(algorithm);
               q.chunk_bytes = 16;
-              for (bool shared_memory : {false, true}) {
-                q.shared_memory = shared_memory;
+              for (const auto& cluster : clusters_for(n)) {
+                q.cluster = cluster;
                 simulate_and_check(q, to, seed++);
                 if (testing::Test::HasFatalFailure()) return;
               }
@@ -198,8 +206,8 @@ const std::vector<TypeOp> kReductionTypes = {
     {dcFloat32, dcSum}, {dcInt32, dcMax}, {dcFloat64, dcAvg}};
 const std::vector<TypeOp> kMovementTypes = {{dcFloat32, dcSum}, {dcFloat64, dcSum}};
 
-TEST(PlanSimulation, AllReduceRingTreeDirectAndChosen) {
-  sweep(dcCollAllReduce, kReductionTypes, {"ring", "tree", "direct", ""});
+TEST(PlanSimulation, AllReduceRingTreeDirectHierarchicalAndChosen) {
+  sweep(dcCollAllReduce, kReductionTypes, {"ring", "tree", "direct", "hierarchical", ""});
 }
 TEST(PlanSimulation, Reduce) { sweep(dcCollReduce, kReductionTypes, {""}); }
 TEST(PlanSimulation, ReduceScatter) { sweep(dcCollReduceScatter, kReductionTypes, {""}); }
@@ -288,7 +296,7 @@ TEST(PlanSimulation, DetectsDeadlockUnmatchedMessagesAndRaces) {
   q.nranks = 3;
   q.count = 6;
   q.in_place = true;
-  q.algorithm = "ring";
+  q.algorithms = AlgorithmFilter::only("ring");
   plans = make_plans(q);
   ASSERT_EQ(sim::check_hazards(plans, 4), "");
   for (Step& s : plans[0].steps) {
@@ -325,7 +333,7 @@ TEST(PlanShape, FinalizeBeforeReducedDataLeaves) {
   PlanRequest q;
   q.nranks = 4;
   q.count = 16;
-  q.algorithm = "ring";
+  q.algorithms = AlgorithmFilter::only("ring");
   q.chunk_bytes = 8;
   const Plan plan = make_plan(q);
   size_t finalizes = 0;
@@ -371,71 +379,11 @@ TEST(PlanErrors, ImpossibleRequestsThrowInvalidArgument) {
     EXPECT_EQ(code_of(bad), dcSuccess) << collective_name(c);
   }
   bad = q;
-  bad.algorithm = "butterfly";
-  EXPECT_EQ(code_of(bad), dcInvalidArgument);
-  bad.collective = dcCollAllGather;
+  bad.cluster = ClusterView::one_host(3, true);  // a view of other ranks than the request's
   EXPECT_EQ(code_of(bad), dcInvalidArgument);
   bad = q;
   bad.collective = static_cast<dcCollective_t>(42);
   EXPECT_EQ(code_of(bad), dcInvalidArgument);
-}
-
-TEST(AlgorithmChoice, TreeForSmallRingForLargeAtEightRanks) {
-  EXPECT_EQ(choose_allreduce_algorithm(8, 1024, 0, false), "tree");
-  EXPECT_EQ(choose_allreduce_algorithm(8, 64 << 20, 0, false), "ring");
-  EXPECT_EQ(choose_allreduce_algorithm(2, 16, 0, false), "ring");  // tree never beats a 2-rank ring
-  EXPECT_EQ(choose_allreduce_algorithm(8, 100, 50, false), "ring");
-  EXPECT_EQ(choose_allreduce_algorithm(8, 10 << 20, 64 << 20, false), "tree");
-
-  PlanRequest q;
-  q.nranks = 8;
-  q.count = 16;
-  EXPECT_EQ(make_plan(q).algorithm, "tree");
-  q.count = 16 << 20;
-  EXPECT_EQ(make_plan(q).algorithm, "ring");
-  q.algorithm = "tree";
-  EXPECT_EQ(make_plan(q).algorithm, "tree");
-  q.count = 16;
-  q.algorithm = "ring";
-  EXPECT_EQ(make_plan(q).algorithm, "ring");
-  q.algorithm = "Ring";
-  EXPECT_THROW(make_plan(q), Error);
-}
-
-TEST(AlgorithmChoice, DirectWhereTheRingWouldRunOverSharedMemory) {
-  EXPECT_EQ(choose_allreduce_algorithm(4, 64 << 20, 0, true), "direct");
-  EXPECT_EQ(choose_allreduce_algorithm(8, 1024, 0, true), "tree");
-  EXPECT_EQ(choose_allreduce_algorithm(2, 64 << 20, 0, true), "ring");  // the same plan at 2 ranks
-  EXPECT_EQ(choose_allreduce_algorithm(4, 64 << 20, 0, false), "ring");
-
-  PlanRequest q;
-  q.nranks = 4;
-  q.count = 16 << 20;
-  q.shared_memory = true;
-  EXPECT_EQ(make_plan(q).algorithm, "direct");
-  q.algorithm = "ring";  // a forced algorithm wins
-  EXPECT_EQ(make_plan(q).algorithm, "ring");
-  q.shared_memory = false;
-  q.algorithm = "direct";
-  EXPECT_EQ(make_plan(q).algorithm, "direct");
-}
-
-TEST(AlgorithmChoice, CopyCollectivesTakeBlocksDirectlyOverSharedMemory) {
-  PlanRequest q;
-  q.nranks = 4;
-  q.root = 1;
-  q.count = 1 << 20;
-  for (dcCollective_t c : {dcCollAllGather, dcCollBroadcast}) {
-    q.collective = c;
-    q.shared_memory = true;
-    const Plan direct = make_plan(q);
-    EXPECT_EQ(direct.algorithm, "direct");
-    for (const Step& s : direct.steps) {  // whole blocks: one message per peer
-      if (s.kind == StepKind::Send || s.kind == StepKind::Recv) EXPECT_EQ(s.count, q.count);
-    }
-    q.shared_memory = false;
-    EXPECT_NE(make_plan(q).algorithm, "direct");
-  }
 }
 
 std::string read_text(const std::string& path) {
@@ -464,7 +412,7 @@ TEST(PlanJson, Golden) {
   PlanRequest q;
   q.nranks = 3;
   q.count = 6;
-  q.algorithm = "ring";
+  q.algorithms = AlgorithmFilter::only("ring");
   q.rank = 0;
   expect_golden("ring_allreduce_n3_c6_r0", q);
   q.rank = 1;
@@ -473,7 +421,7 @@ TEST(PlanJson, Golden) {
   q = {};
   q.nranks = 4;
   q.count = 4;
-  q.algorithm = "tree";
+  q.algorithms = AlgorithmFilter::only("tree");
   q.rank = 0;
   expect_golden("tree_allreduce_n4_c4_r0", q);
   q.rank = 3;
@@ -486,6 +434,14 @@ TEST(PlanJson, Golden) {
   q.count = 5;
   q.chunk_bytes = 8;
   expect_golden("pipeline_broadcast_n3_root1_r2_chunked", q);
+  // A composed plan: 2 hosts x 2 ranks, intra-host direct halves around a cross-host ring.
+  q = {};
+  q.nranks = 4;
+  q.rank = 1;
+  q.count = 4;
+  q.cluster = ClusterView::blocks(2, 2, true);
+  q.algorithms = AlgorithmFilter::only("hierarchical");
+  expect_golden("hierarchical_allreduce_2x2_c4_r1", q);
 }
 
 }  // namespace

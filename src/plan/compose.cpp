@@ -1,0 +1,135 @@
+#include "src/plan/compose.h"
+
+#include <algorithm>
+#include <string>
+
+#include "src/base/error.h"
+
+namespace dc {
+
+using namespace plan_build;
+
+std::vector<PhaseTracker::Access> PhaseTracker::accesses(const Step& s) const {
+  std::vector<Access> out;
+  auto add = [&](const BufRef& ref, bool write) {
+    const Place p = canonical_place(request_, ref);
+    out.push_back(Access{p.memory, p.offset, p.offset + s.count, write});
+  };
+  switch (s.kind) {
+    case StepKind::Send: add(s.src, false); break;
+    case StepKind::Recv: add(s.dst, true); break;
+    case StepKind::RecvReduce: add(s.src, false); add(s.aux, true); add(s.dst, true); break;
+    case StepKind::Copy: add(s.src, false); add(s.dst, true); break;
+    case StepKind::Reduce: add(s.src, false); add(s.aux, false); add(s.dst, true); break;
+    case StepKind::Finalize: add(s.dst, true); break;
+  }
+  return out;
+}
+
+void PhaseTracker::depend(const Step& step, std::vector<uint32_t>& deps) const {
+  for (const Access& a : accesses(step)) {
+    const Segments& segments = memory_[a.memory];
+    auto it = segments.upper_bound(a.begin);
+    if (it != segments.begin()) --it;
+    for (; it != segments.end() && it->first < a.end; ++it) {
+      if (it->second.end <= a.begin) continue;
+      if (it->second.writer) deps.push_back(*it->second.writer);
+      if (a.write) deps.insert(deps.end(), it->second.readers.begin(), it->second.readers.end());
+    }
+  }
+  std::sort(deps.begin(), deps.end());
+  deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+}
+
+void PhaseTracker::record(uint32_t index, const Step& step) { pending_.emplace_back(index, step); }
+
+void PhaseTracker::split_at(Segments& segments, uint64_t at) {
+  auto it = segments.upper_bound(at);
+  if (it == segments.begin()) return;
+  --it;
+  if (it->first == at || it->second.end <= at) return;
+  Segment tail = it->second;
+  it->second.end = at;
+  segments.emplace(at, std::move(tail));
+}
+
+void PhaseTracker::apply(uint32_t index, const Access& a) {
+  if (a.begin == a.end) return;
+  Segments& segments = memory_[a.memory];
+  split_at(segments, a.begin);
+  split_at(segments, a.end);
+  // Fill the gaps of [begin, end) with fresh segments, then update every segment inside.
+  uint64_t at = a.begin;
+  auto it = segments.lower_bound(a.begin);
+  while (at < a.end) {
+    if (it == segments.end() || it->first > at) {
+      const uint64_t gap_end = it == segments.end() ? a.end : std::min(a.end, it->first);
+      it = segments.emplace_hint(it, at, Segment{gap_end, std::nullopt, {}});
+    }
+    Segment& s = it->second;
+    if (a.write) {
+      s.writer = index;
+      s.readers.clear();
+    } else {
+      s.readers.push_back(index);
+    }
+    at = s.end;
+    ++it;
+  }
+}
+
+void PhaseTracker::end_phase() {
+  // Steps in index order: a later conflicting step of the phase is ordered after an earlier one by
+  // the generator, so the last write in index order is the last write in time.
+  for (const auto& [index, step] : pending_)
+    for (const Access& a : accesses(step)) apply(index, a);
+  pending_.clear();
+}
+
+void BuildSpace::reserve_scratch(uint64_t elems) {
+  scratch_base = plan->sizes.scratch;
+  plan->sizes.scratch += elems;
+}
+
+uint32_t BuildSpace::tag(uint64_t phase, uint64_t chunks_per_phase, uint64_t chunk) const {
+  const uint32_t local = make_tag(phase, chunks_per_phase, chunk);
+  if (tag_span != 0 && local >= tag_span)
+    fail(dcInvalidArgument, "plan phase needs more than " + std::to_string(tag_span) +
+                                " message tags; use a larger chunk size");
+  return tag_base + local;
+}
+
+uint32_t BuildSpace::add(Step step, const std::vector<uint32_t>& after) {
+  if (!tracker) return plan->add(step, after);
+  std::vector<uint32_t> deps = after;
+  tracker->depend(step, deps);
+  const uint32_t index = plan->add(step, deps);
+  tracker->record(index, step);
+  return index;
+}
+
+std::optional<uint32_t> BuildSpace::add_copy(BufRef src, BufRef dst, uint64_t n_elems,
+                                             const std::vector<uint32_t>& after) {
+  if (n_elems == 0 || same_place(*request, src, dst)) return std::nullopt;
+  return add(copy(src, dst, n_elems), after);
+}
+
+std::optional<uint32_t> BuildSpace::add_finalize(BufRef dst, uint64_t n_elems, const std::vector<uint32_t>& after) {
+  if (!finalize || n_elems == 0) return std::nullopt;
+  return add(plan_build::finalize(dst, n_elems), after);
+}
+
+BuildSpace whole_space(Plan& plan, const PlanRequest& request) {
+  BuildSpace space;
+  space.plan = &plan;
+  space.request = &request;
+  for (int r = 0; r < request.nranks; ++r) space.members.push_back(r);
+  space.self = request.rank;
+  space.in = {BufId::Input, 0};
+  space.out = {BufId::Output, 0};
+  space.count = request.count;
+  space.root = request.root;
+  return space;
+}
+
+}  // namespace dc

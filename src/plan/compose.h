@@ -1,0 +1,102 @@
+// What a generator builds over, so that generators compose: a list of member ranks, regions of
+// the logical buffers, a tag range and scratch from the plan's arena. A hierarchical plan is
+// phases built by the simple generators over subgroups; its PhaseTracker orders each step after
+// exactly the earlier phases' steps that touch the same memory (a chunk's second phase waits for
+// that chunk's first phase only, so phases pipeline instead of running one after another).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "src/plan/plan.h"
+#include "src/plan/plan_build.h"
+
+namespace dc {
+
+// Cross-phase dependencies by memory: which step last wrote, and which read since, each range.
+class PhaseTracker {
+ public:
+  explicit PhaseTracker(const PlanRequest& request) : request_(request) {}
+  // Adds to deps the earlier phases' steps that `step` must follow (read after write, write after
+  // read or write).
+  void depend(const Step& step, std::vector<uint32_t>& deps) const;
+  // Records a step of the phase being built; it becomes visible to later phases at end_phase().
+  void record(uint32_t index, const Step& step);
+  void end_phase();
+
+ private:
+  struct Access {
+    int memory;
+    uint64_t begin, end;
+    bool write;
+  };
+  struct Segment {
+    uint64_t end = 0;
+    std::optional<uint32_t> writer;
+    std::vector<uint32_t> readers;
+  };
+  using Segments = std::map<uint64_t, Segment>;  // by begin; disjoint
+
+  std::vector<Access> accesses(const Step& step) const;
+  void split_at(Segments& segments, uint64_t at);
+  void apply(uint32_t index, const Access& access);
+
+  const PlanRequest& request_;
+  Segments memory_[3];  // Input (or the one in-place memory), Output, Scratch
+  std::vector<std::pair<uint32_t, Step>> pending_;
+};
+
+struct BuildSpace {
+  Plan* plan = nullptr;
+  const PlanRequest* request = nullptr;
+  std::vector<int> members;  // comm ranks, in the generator's order
+  int self = 0;              // this rank's index in members
+  BufRef in;                 // start of the generator's input region
+  BufRef out;                // start of its output region
+  uint64_t count = 0;        // the collective's count for the generator (as PlanRequest::count)
+  int root = -1;             // member index of the root (rooted collectives)
+  uint32_t tag_base = 0;
+  uint32_t tag_span = 0;     // tags used: [tag_base, tag_base + tag_span); 0 = up to 2^32
+  bool finalize = true;      // its reduction finishes the operation (avg divides here)
+  PhaseTracker* tracker = nullptr;
+  uint64_t scratch_base = 0;
+
+  int n() const { return static_cast<int>(members.size()); }
+  int peer(int index) const { return members[plan_build::wrap(index, n())]; }
+  BufRef input(uint64_t offset) const { return {in.buf, in.offset + offset}; }
+  BufRef output(uint64_t offset) const { return {out.buf, out.offset + offset}; }
+  BufRef scratch(uint64_t offset) const { return {BufId::Scratch, scratch_base + offset}; }
+  uint64_t chunk_elems() const { return plan_build::chunk_elems(*request); }
+
+  // Takes `elems` of the plan's scratch for this generator (scratch(0) is their start).
+  void reserve_scratch(uint64_t elems);
+  uint32_t tag(uint64_t phase, uint64_t chunks_per_phase, uint64_t chunk) const;
+  uint32_t add(Step step, const std::vector<uint32_t>& after = {});
+  // dst = src unless both are one memory; the step, when one was added.
+  std::optional<uint32_t> add_copy(BufRef src, BufRef dst, uint64_t count, const std::vector<uint32_t>& after = {});
+  // The op's final step on dst when this generator finishes the operation.
+  std::optional<uint32_t> add_finalize(BufRef dst, uint64_t count, const std::vector<uint32_t>& after = {});
+};
+
+// The space of a plan over every rank of the request: members 0..n-1, Input and Output whole.
+BuildSpace whole_space(Plan& plan, const PlanRequest& request);
+
+// Tags of phase k of a composed plan: each phase gets 2^28 of them.
+constexpr uint32_t kPhaseTagSpan = 1u << 28;
+
+// Builds one phase of a composed plan through `build`, recording it in plan.phases.
+template <class Build>
+void build_phase(BuildSpace space, const std::string& name, const std::string& algorithm, Build build) {
+  Plan& plan = *space.plan;
+  const uint32_t first = static_cast<uint32_t>(plan.steps.size());
+  space.tag_base = static_cast<uint32_t>(plan.phases.size()) * kPhaseTagSpan;
+  space.tag_span = kPhaseTagSpan;
+  build(space);
+  plan.phases.push_back(PlanPhase{name, algorithm, space.members, first, static_cast<uint32_t>(plan.steps.size())});
+  if (space.tracker) space.tracker->end_phase();
+}
+
+}  // namespace dc

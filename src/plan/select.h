@@ -1,0 +1,22 @@
+// The selector: prices every applicable generator of a request's collective with the cost model
+// and orders them, cheapest first.
+#pragma once
+
+#include <vector>
+
+#include "src/plan/generators.h"
+
+namespace dc {
+
+struct PricedGenerator {
+  const Generator* generator;
+  double seconds;
+};
+
+// The generators of the request's collective that apply to all its ranks and that the request's
+// filter allows — every applicable one when the filter allows none of them — each with its
+// predicted time, cheapest first (registry order among equals). tree_threshold_bytes, when set,
+// keeps only the tree below it and drops the tree at or above it.
+std::vector<PricedGenerator> price_candidates(const PlanRequest& request);
+
+}  // namespace dc
