@@ -67,6 +67,39 @@ TEST(Launch, RanksThatDisagreeOnTheAlgorithmFailInit) {
   EXPECT_EQ(errors, "");
 }
 
+// Programs written for NCCL set NCCL_ALGO in NCCL's own syntax: it must never fail init. What maps
+// narrows the choice (dcCommPlanJson shows it); names DeepComm lacks are ignored.
+TEST(Launch, NcclAlgoInNcclSyntaxNeverFailsInit) {
+  for (const char* algo : {"Tree,Ring", "^NVLS", "NVLS", "allreduce:tree;broadcast:ring", "CollnetDirect,PAT"}) {
+    SCOPED_TRACE(algo);
+    setenv("NCCL_ALGO", algo, 1);
+    const bool tree_only = std::string(algo).find("tree") != std::string::npos &&
+                           std::string(algo).find("Ring") == std::string::npos;
+    std::string errors = dctest::run_as_processes(
+        3, {},
+        [tree_only](int rank, int n, const dcUniqueId& id) {
+          dcComm_t comm;
+          if (dcCommInitRank(&comm, n, &id, rank, nullptr) != dcSuccess) {
+            fprintf(stderr, "rank %d: %s\n", rank, dcGetLastError());
+            return 2;
+          }
+          int code = allreduce_check(comm, rank, n);
+          char json[1 << 16];
+          size_t len = sizeof json;
+          if (code == 0 && dcCommPlanJson(comm, dcCollAllReduce, 16 << 20, dcFloat32, -1, json, &len) != dcSuccess)
+            code = 5;
+          const std::string plan(json);
+          if (code == 0 && plan.find("\"predicted_seconds\":") == std::string::npos) code = 6;
+          if (code == 0 && tree_only && plan.find("\"algorithm\":\"tree\"") == std::string::npos) code = 7;
+          dcCommDestroy(comm);
+          return code;
+        },
+        60);
+    EXPECT_EQ(errors, "");
+  }
+  unsetenv("NCCL_ALGO");
+}
+
 TEST(Launch, ForkedRanksAfterGetUniqueIdWithTheParentNotARank) {
   // run_as_processes makes the id in the parent and forks: this is the pattern itself, with 8 ranks.
   std::string errors = dctest::run_as_processes(

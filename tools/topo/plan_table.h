@@ -1,0 +1,24 @@
+// deepcomm-topo's report: the machine, the cluster view of a layout, and per collective and size
+// the chosen plan, its predicted time and the runner-up — as text or as JSON.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "topology/node.h"
+
+namespace dc::tools {
+
+struct TableOptions {
+  int hosts = 1;
+  int ranks_per_host = 8;
+  bool shared_memory = true;
+  uint64_t min_bytes = 8;
+  uint64_t max_bytes = 1ull << 30;
+  uint64_t factor = 4;
+  bool json = false;
+};
+
+std::string report(const topo::NodeTopology& node, const TableOptions& options);
+
+}  // namespace dc::tools
