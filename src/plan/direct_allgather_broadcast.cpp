@@ -36,21 +36,11 @@ void build_direct_broadcast(BuildSpace& sp) {
 }
 
 Traffic direct_allgather_traffic(const PlanRequest& request, const std::vector<int>& members) {
-  Traffic t(*request.cluster);
-  const double block = static_cast<double>(request.count * request.elem_size);
-  for (int from : members)
-    for (int to : members) t.transfer(from, to, block);
-  // Each member takes n-1 whole blocks, one after another on its engine.
-  t.hops(static_cast<int>(members.size()) - 1, members.front(), members.back());
-  return t;
+  return all_pairs_traffic(request, members);
 }
 
 Traffic direct_broadcast_traffic(const PlanRequest& request, const std::vector<int>& members) {
-  Traffic t(*request.cluster);
-  const int root = members[request.root];
-  for (int to : members) t.transfer(root, to, static_cast<double>(request.count * request.elem_size));
-  t.hops(1, members.front(), members.back());
-  return t;
+  return star_traffic(request, members, false, 1);
 }
 
 }  // namespace dc

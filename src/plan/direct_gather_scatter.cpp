@@ -63,20 +63,13 @@ void build_direct_scatter(BuildSpace& sp) {
               sp.request->in_place ? sends : std::vector<uint32_t>{});
 }
 
+// The root takes (or hands out) n-1 blocks one after another.
 Traffic direct_gather_traffic(const PlanRequest& request, const std::vector<int>& members) {
-  Traffic t(*request.cluster);
-  const int root = members[request.root];
-  for (int from : members) t.transfer(from, root, static_cast<double>(request.count * request.elem_size));
-  t.hops(static_cast<int>(members.size()) - 1, members.front(), members.back());
-  return t;
+  return star_traffic(request, members, true, static_cast<int>(members.size()) - 1);
 }
 
 Traffic direct_scatter_traffic(const PlanRequest& request, const std::vector<int>& members) {
-  Traffic t(*request.cluster);
-  const int root = members[request.root];
-  for (int to : members) t.transfer(root, to, static_cast<double>(request.count * request.elem_size));
-  t.hops(static_cast<int>(members.size()) - 1, members.front(), members.back());
-  return t;
+  return star_traffic(request, members, false, static_cast<int>(members.size()) - 1);
 }
 
 }  // namespace dc

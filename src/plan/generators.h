@@ -65,6 +65,11 @@ Traffic ring_allgather_traffic(const PlanRequest& request, const std::vector<int
 Traffic direct_allgather_traffic(const PlanRequest& request, const std::vector<int>& members);
 Traffic direct_broadcast_traffic(const PlanRequest& request, const std::vector<int>& members);
 Traffic ring_reduce_scatter_traffic(const PlanRequest& request, const std::vector<int>& members);
+// Every member sends a block to every other.
+Traffic all_pairs_traffic(const PlanRequest& request, const std::vector<int>& members);
+// The root sends a block to every member (toward_root: every member to the root), `hops` messages
+// one after another on the critical path.
+Traffic star_traffic(const PlanRequest& request, const std::vector<int>& members, bool toward_root, int hops);
 // A chain from the root to the last member (reduce: toward the root), chunk by chunk.
 Traffic chain_traffic(const PlanRequest& request, const std::vector<int>& members, bool reduce);
 Traffic pipeline_broadcast_traffic(const PlanRequest& request, const std::vector<int>& members);

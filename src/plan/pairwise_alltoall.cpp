@@ -51,12 +51,7 @@ void build_pairwise_alltoall(BuildSpace& sp) {
 }
 
 Traffic pairwise_alltoall_traffic(const PlanRequest& request, const std::vector<int>& members) {
-  Traffic t(*request.cluster);
-  const double block = static_cast<double>(request.count * request.elem_size);
-  for (int from : members)
-    for (int to : members) t.transfer(from, to, block);
-  t.hops(static_cast<int>(members.size()) - 1, members.front(), members.back());
-  return t;
+  return all_pairs_traffic(request, members);
 }
 
 }  // namespace dc
