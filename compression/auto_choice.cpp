@@ -50,7 +50,7 @@ AutoChoice choose_auto(const AccumulatedView& in, uint64_t count, const Spec& sp
   if (!mag.empty()) {
     const BlockScale s = block_scale(float_bits_of(mag[0]));
     uint64_t hist[wire::kQ8Max + 1] = {};
-    for (float m : mag) hist[clamp_q8(round_nearest(m * s.inv))]++;
+    for (float m : mag) hist[int32_t(clamp_q8(round_nearest(m * s.inv)))]++;
     for (uint64_t h : hist) {
       if (h == 0) continue;
       const double p = double(h) / double(mag.size());

@@ -21,6 +21,9 @@ inline uint64_t load_le64(const uint8_t* p) {
 class BitWriter {
  public:
   BitWriter(uint8_t* out, size_t capacity) : out_(out), capacity_(capacity) {}
+  // Continues a stream with `pending` (< 8) bits in acc after `pos` bytes.
+  BitWriter(uint8_t* out, size_t capacity, size_t pos, uint64_t acc, unsigned pending)
+      : out_(out), capacity_(capacity), pos_(pos), acc_(acc), pending_(pending) {}
 
   // Appends the low `len` bits of `bits`. Between flushes at most 56 bits may be added.
   void put(uint64_t bits, unsigned len) {
@@ -32,9 +35,8 @@ class BitWriter {
   void flush() {
     if (pos_ + 8 <= capacity_) {
       std::memcpy(out_ + pos_, &acc_, 8);
-      const unsigned bytes = pending_ >> 3;
-      pos_ += bytes;
-      acc_ = bytes == 8 ? 0 : acc_ >> (8 * bytes);
+      pos_ += pending_ >> 3;
+      acc_ >>= pending_ & ~7u;  // pending_ < 64: at most 56 bits were added to fewer than 8
       pending_ &= 7;
       return;
     }
@@ -66,26 +68,59 @@ class BitWriter {
   bool overflow_ = false;
 };
 
+// The part of a reader that a check-free decoding loop needs (fewer registers than a BitReader).
+struct FastLane {
+  const uint8_t* p;
+  uint64_t bits;
+  uint32_t count;
+
+  void refill() {
+    bits |= load_le64(p) << count;
+    p += (63 - count) >> 3;
+    count |= 56;
+  }
+  // One symbol through a table of length | symbol << 8 entries (the shift takes the entry & 63).
+  uint8_t decode(const uint16_t* table) {
+    const uint32_t e = table[bits & 0x7ff];
+    bits >>= (e & 63);
+    count -= e & 0xff;
+    return uint8_t(e >> 8);
+  }
+};
+
 class BitReader {
  public:
   BitReader() = default;
-  BitReader(const uint8_t* data, size_t size) : data_(data), size_(size) {}
+  BitReader(const uint8_t* data, size_t size) : p_(data), begin_(data), end_(data + size) {}
 
   // Afterwards at least 56 bits are available.
   void refill() {
-    if (pos_ + 8 <= size_) {
-      bits_ |= load_le64(data_ + pos_) << count_;
-      pos_ += (63 - count_) >> 3;
-      count_ |= 56;
+    if (end_ - p_ >= 8) {
+      refill_fast();
       return;
     }
     while (count_ < 56) {
-      bits_ |= uint64_t(pos_ < size_ ? data_[pos_] : 0) << count_;
-      ++pos_;
+      uint64_t byte = 0;
+      if (p_ < end_) byte = *p_++;
+      else ++overrun_;
+      bits_ |= byte << count_;
       count_ += 8;
     }
   }
-  bool can_refill_fast() const { return pos_ + 8 <= size_; }
+  // A refill reading eight bytes in place, valid fast_refills() times in a row (each advances by
+  // at most 7 bytes).
+  void refill_fast() {
+    bits_ |= load_le64(p_) << count_;
+    p_ += (63 - count_) >> 3;
+    count_ |= 56;
+  }
+  FastLane lane() const { return {p_, bits_, count_}; }
+  void set_lane(const FastLane& l) {
+    p_ = l.p;
+    bits_ = l.bits;
+    count_ = l.count;
+  }
+  size_t fast_refills() const { return end_ - p_ >= 8 ? size_t(end_ - p_ - 8) / 7 + 1 : 0; }
 
   uint64_t peek() const { return bits_; }
   void consume(unsigned n) {
@@ -101,18 +136,20 @@ class BitReader {
   // True when the bits read were exactly the stream: no read past its end, no byte left unread,
   // and the padding bits of the last byte are zero (as the writer leaves them).
   bool finished_exactly() const {
-    const uint64_t used = 8 * uint64_t(pos_) - count_;
-    if (used > 8 * uint64_t(size_)) return false;
-    if (size_ == 0) return true;
-    if (used <= 8 * uint64_t(size_ - 1)) return false;
+    const size_t size = size_t(end_ - begin_);
+    const uint64_t used = 8 * uint64_t(p_ - begin_ + overrun_) - count_;
+    if (used > 8 * uint64_t(size)) return false;
+    if (size == 0) return true;
+    if (used <= 8 * uint64_t(size - 1)) return false;
     const unsigned tail = unsigned(used & 7);
-    return tail == 0 || (data_[size_ - 1] >> tail) == 0;
+    return tail == 0 || (end_[-1] >> tail) == 0;
   }
 
  private:
-  const uint8_t* data_ = nullptr;
-  size_t size_ = 0;
-  size_t pos_ = 0;  // next byte to load; may pass size_ (zero bytes past the end)
+  const uint8_t* p_ = nullptr;  // next byte to load
+  const uint8_t* begin_ = nullptr;
+  const uint8_t* end_ = nullptr;
+  size_t overrun_ = 0;  // zero bytes loaded past the end
   uint64_t bits_ = 0;
   unsigned count_ = 0;
 };

@@ -79,10 +79,9 @@ struct CodecKernels {
   size_t (*huffman_encode)(const uint8_t* symbols, size_t count, const uint32_t* codes, uint8_t* out,
                            size_t capacity);
 
-  // `count` symbols from the section's streams (segments as wire::segment_begin) through a table
-  // of 2^table_bits entries (symbol | length << 8). False when a stream does not end exactly.
-  bool (*huffman_decode)(const StreamsView& streams, const uint16_t* table, unsigned table_bits,
-                         uint8_t* out, size_t count);
+  // `count` symbols from the section's streams (segments as wire::segment_begin) through a
+  // HuffmanTable's decode_table(). False when a stream does not end exactly.
+  bool (*huffman_decode)(const StreamsView& streams, const uint16_t* table, uint8_t* out, size_t count);
 
   // dst[j] += dequantized symbols[j], j < len; dst is the chunk's first element.
   void (*accumulate_q8)(const uint8_t* symbols, const float* scales, uint32_t block, size_t len,

@@ -152,7 +152,7 @@ const uint8_t* ChunkDecoder::huffman_symbols(const MessageHeader& h, uint32_t i,
   if (table.kind() == HuffmanTable::Kind::empty) bad_chunk(i, "values but an empty value table");
   const StreamsView streams = split_streams(section, count, i);
   symbols_.resize(count);
-  if (!kernels_.huffman_decode(streams, table.decode_table(), table.decode_bits(), symbols_.data(), count))
+  if (!kernels_.huffman_decode(streams, table.decode_table(), symbols_.data(), count))
     bad_chunk(i, "a value stream does not decode to its length");
   return symbols_.data();
 }

@@ -54,10 +54,10 @@ void quantize_kept(const Candidate* kept, size_t m, uint32_t block, Rounding rou
         continue;
       }
       const float t = c.value * s.inv;
-      const int32_t v = clamp_q8(rounding == Rounding::nearest ? round_nearest(t)
-                                                               : round_stochastic(t, uniform01(key, c.index)));
-      symbols[b0 + j] = uint8_t(zigzag(v));
-      if (residual) residual[c.index] = beta * (c.value - float(v) * s.scale);
+      const float q = clamp_q8(rounding == Rounding::nearest ? round_nearest(t)
+                                                             : round_stochastic(t, uniform01(key, c.index)));
+      symbols[b0 + j] = uint8_t(zigzag(int32_t(q)));
+      if (residual) residual[c.index] = beta * (c.value - q * s.scale);
     }
   }
 }

@@ -102,10 +102,9 @@ HuffmanTable HuffmanTable::build(const uint32_t* counts, unsigned alphabet) {
 
 void HuffmanTable::finish() {
   decode_.clear();
-  decode_bits_ = 0;
   codes_.fill(0);
-  if (kind_ == Kind::single) {
-    decode_.assign(1, uint16_t(single_));
+  if (kind_ == Kind::single) {  // every entry: the symbol, 0 bits
+    decode_.assign(size_t(1) << kMaxLength, uint16_t(single_ << 8));
     return;
   }
   if (kind_ != Kind::coded) return;
@@ -114,17 +113,14 @@ void HuffmanTable::finish() {
   for (unsigned s = 0; s < alphabet_; ++s) count[lengths_[s]]++;
   count[0] = 0;
   uint32_t next[kMaxLength + 2] = {};
-  for (unsigned l = 1; l <= kMaxLength; ++l) {
-    next[l + 1] = (next[l] + count[l]) << 1;
-    if (count[l]) decode_bits_ = l;
-  }
-  decode_.assign(size_t(1) << decode_bits_, 0);
+  for (unsigned l = 1; l <= kMaxLength; ++l) next[l + 1] = (next[l] + count[l]) << 1;
+  decode_.assign(size_t(1) << kMaxLength, 0);
   for (unsigned s = 0; s < alphabet_; ++s) {
     const unsigned l = lengths_[s];
     if (l == 0) continue;
     const uint32_t code = reverse_bits(next[l]++, l);
     codes_[s] = code | (l << 16);
-    for (uint32_t k = code; k < decode_.size(); k += uint32_t(1) << l) decode_[k] = uint16_t(s | (l << 8));
+    for (uint32_t k = code; k < decode_.size(); k += uint32_t(1) << l) decode_[k] = uint16_t(l | (s << 8));
   }
 }
 

@@ -33,9 +33,9 @@ class HuffmanTable {
   unsigned length(unsigned symbol) const { return lengths_[symbol]; }
   // Per symbol: bit-reversed code | length << 16 (LSB-first streams).
   const uint32_t* codes() const { return codes_.data(); }
-  // 2^decode_bits() entries of symbol | length << 8 (empty table: none).
+  // 2^11 entries (none for an empty table) indexed by the next 11 bits of a stream: the code's
+  // length | its symbol << 8. The length in the low bits lets a decoder shift by the entry.
   const uint16_t* decode_table() const { return decode_.data(); }
-  unsigned decode_bits() const { return decode_bits_; }
 
  private:
   void finish();  // codes and decoding table from kind_, single_ and lengths_
@@ -46,7 +46,6 @@ class HuffmanTable {
   std::array<uint8_t, 256> lengths_{};
   std::array<uint32_t, 256> codes_{};
   std::vector<uint16_t> decode_;
-  unsigned decode_bits_ = 0;
 };
 
 // Code lengths (<= max_length) minimizing the coded size of `weights` (all > 0, at least two,

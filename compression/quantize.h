@@ -40,18 +40,20 @@ inline bool valid_scale(float scale) {
   return scale >= 0.0f && float_bits_of(scale * float(wire::kQ8Max)) < kInfBits;
 }
 
-// Round to nearest even for |t| < 2^22 by adding and removing 1.5 * 2^23 (exact steps).
-inline int32_t round_nearest(float t) { return int32_t((t + 0x1.8p23f) - 0x1.8p23f); }
+// q for a finite t = a * inv, as an exactly integral float in [-126, 126] (comparisons and
+// conversions in float vectorize better than in integers). Round to nearest even: adding and
+// removing 1.5 * 2^23 (exact for |t| < 2^22).
+inline float round_nearest(float t) { return (t + 0x1.8p23f) - 0x1.8p23f; }
 
 // floor(t + u) with u uniform in [0, 1): rounds up with probability frac(t).
-inline int32_t round_stochastic(float t, float u) {
+inline float round_stochastic(float t, float u) {
   const float f = t + u;
-  const int32_t i = int32_t(f);  // truncates; |f| < 128
-  return i - int32_t(float(i) > f);
+  const float i = float(int32_t(f));  // truncated; |f| < 128
+  return i > f ? i - 1.0f : i;
 }
 
-inline int32_t clamp_q8(int32_t q) {
-  return q < -wire::kQ8Max ? -wire::kQ8Max : q > wire::kQ8Max ? wire::kQ8Max : q;
+inline float clamp_q8(float q) {
+  return q < -float(wire::kQ8Max) ? -float(wire::kQ8Max) : q > float(wire::kQ8Max) ? float(wire::kQ8Max) : q;
 }
 
 inline uint32_t zigzag(int32_t q) { return (uint32_t(q) << 1) ^ uint32_t(q >> 31); }

@@ -33,10 +33,17 @@ inline RoundingKey rounding_key(uint64_t seed) {
   return {uint32_t(z), uint32_t(z >> 32)};
 }
 
-// Uniform in [0, 1) with 24 random bits, for element `index`.
+// The key of the elements whose index has this high half (chunks never straddle a multiple of
+// 2^32, so a loop over a block computes it once).
+inline uint32_t index_key(RoundingKey key, uint32_t index_hi) { return mix32(index_hi ^ key.hi) ^ key.lo; }
+
+// Uniform in [0, 1) with 24 random bits, for the element whose index has this low half.
+inline float uniform01(uint32_t index_key, uint32_t index_lo) {
+  return float(int32_t(mix32(index_lo ^ index_key) >> 8)) * 0x1p-24f;
+}
+
 inline float uniform01(RoundingKey key, uint64_t index) {
-  const uint32_t h = mix32(mix32(uint32_t(index) ^ key.lo) + (uint32_t(index >> 32) ^ key.hi));
-  return float(int32_t(h >> 8)) * 0x1p-24f;
+  return uniform01(index_key(key, uint32_t(index >> 32)), uint32_t(index));
 }
 
 }  // namespace

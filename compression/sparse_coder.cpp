@@ -3,6 +3,7 @@
 #include <bit>
 
 #include "compression/bit_io.h"
+#include "compression/wire_format.h"
 
 namespace dc::compression {
 
@@ -33,21 +34,20 @@ bool decode_sparse_stream(const uint8_t* data, size_t size, size_t count, const 
                           const HuffmanTable* value_table, unsigned max_width, uint32_t* gaps,
                           uint8_t* symbols, float* floats) {
   BitReader r(data, size);
+  constexpr uint64_t kMask = (uint64_t(1) << wire::kMaxCodeLength) - 1;
   const uint16_t* gt = gap_table.decode_table();
-  const uint64_t gmask = (uint64_t(1) << gap_table.decode_bits()) - 1;
   const uint16_t* vt = value_table ? value_table->decode_table() : nullptr;
-  const uint64_t vmask = value_table ? (uint64_t(1) << value_table->decode_bits()) - 1 : 0;
   for (size_t j = 0; j < count; ++j) {
     r.refill();  // 56 bits: gap code (11) + extra (<= 20) + q8 code (11)
-    const uint16_t e = gt[r.peek() & gmask];
-    r.consume(e >> 8);
-    const unsigned width = e & 0xff;
+    const uint16_t e = gt[r.peek() & kMask];
+    r.consume(e & 0xff);
+    const unsigned width = e >> 8;
     if (width == 0 || width > max_width) return false;
     gaps[j] = (uint32_t(1) << (width - 1)) | uint32_t(r.take(width - 1));
     if (vt) {
-      const uint16_t v = vt[r.peek() & vmask];
-      r.consume(v >> 8);
-      symbols[j] = uint8_t(v);
+      const uint16_t v = vt[r.peek() & kMask];
+      r.consume(v & 0xff);
+      symbols[j] = uint8_t(v >> 8);
     } else {
       r.refill();
       floats[j] = std::bit_cast<float>(uint32_t(r.take(32)));

@@ -73,7 +73,7 @@ std::vector<uint8_t> round_trip(const std::vector<uint8_t>& symbols, Isa isa = I
   }
   std::vector<uint8_t> out(symbols.size(), 0xee);
   if (table.kind() != HuffmanTable::Kind::empty) {
-    EXPECT_TRUE(k.huffman_decode(view, table.decode_table(), table.decode_bits(), out.data(), out.size()));
+    EXPECT_TRUE(k.huffman_decode(view, table.decode_table(), out.data(), out.size()));
   }
   return out;
 }
@@ -230,7 +230,7 @@ TEST(Huffman, StreamsThatDoNotEndExactlyAreRejected) {
     v.count = 1;
     v.data[0] = bytes.data();
     v.size[0] = bytes.size();
-    return k.huffman_decode(v, t.decode_table(), t.decode_bits(), out.data(), out.size());
+    return k.huffman_decode(v, t.decode_table(), out.data(), out.size());
   };
   EXPECT_TRUE(decodes(stream));
   EXPECT_EQ(out, sym);
