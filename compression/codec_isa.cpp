@@ -1,6 +1,10 @@
 // Picks the loop set: AVX2 where built and supported, else the baseline.
 #include "compression/codec_isa.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
 #include "src/base/error.h"
 
 namespace dc::compression {
@@ -9,8 +13,12 @@ namespace {
 bool cpu_has_avx2_set() {
 #if defined(DEEPCOMM_CODECS_AVX2)
   __builtin_cpu_init();  // may run before the constructors that would otherwise do it
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c") &&
-         __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("sse4.2");
+  // F16C from CPUID leaf 1 (clang's __builtin_cpu_supports does not know it); the AVX2 check
+  // covers the operating system saving the YMM registers.
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  const bool f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C) != 0;
+  return f16c && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi2") &&
+         __builtin_cpu_supports("sse4.2");
 #else
   return false;
 #endif

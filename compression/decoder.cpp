@@ -160,8 +160,9 @@ const uint8_t* ChunkDecoder::huffman_symbols(const MessageHeader& h, uint32_t i,
 void ChunkDecoder::decode_sparse_section(const MessageHeader& h, uint32_t i, std::span<const uint8_t> section,
                                          size_t m, uint32_t elems) {
   const HuffmanTable* values = h.form().q8 ? &h.value_table() : nullptr;
-  if (h.gap_table().kind() == HuffmanTable::Kind::empty || (values && values->kind() == HuffmanTable::Kind::empty))
-    bad_chunk(i, "kept elements but an empty code table");
+  const bool empty_table =
+      h.gap_table().kind() == HuffmanTable::Kind::empty || (values && values->kind() == HuffmanTable::Kind::empty);
+  if (m > 0 && empty_table) bad_chunk(i, "kept elements but an empty code table");
   const StreamsView streams = split_streams(section, m, i);
   std::vector<uint32_t>& gaps = offsets_;
   for (unsigned s = 0; s < streams.count; ++s) {
@@ -209,7 +210,7 @@ void ChunkDecoder::decode_accumulate(const MessageHeader& h, uint32_t i, std::sp
     const size_t blocks = wire::div_ceil(items, f.block);
     if (size - pos < 4 * blocks) bad_chunk(i, "truncated scales");
     scales_.resize(blocks);
-    std::memcpy(scales_.data(), p + pos, 4 * blocks);
+    wire::copy_bytes(scales_.data(), p + pos, 4 * blocks);
     pos += 4 * blocks;
     for (float s : scales_)
       if (!valid_scale(s)) bad_chunk(i, "a scale that is negative or too large");
@@ -259,8 +260,8 @@ void ChunkDecoder::decode_accumulate(const MessageHeader& h, uint32_t i, std::sp
       prev = off;
     }
     const uint8_t* raw = rest.data() + 4 * m;
-    if (f.q8) std::memcpy(symbols_.data(), raw, m);
-    else std::memcpy(values_.data(), raw, 4 * m);
+    if (f.q8) wire::copy_bytes(symbols_.data(), raw, m);
+    else wire::copy_bytes(values_.data(), raw, 4 * m);
   }
   if (f.q8) {
     check_specials(symbols_.data(), m);

@@ -196,9 +196,10 @@ size_t Encoder::write_sparse_values(const Spec& spec, const Chunk& c, uint8_t* o
   if (pos > capacity) capacity_bug();
   for (unsigned s = 0; s < streams; ++s) {
     const uint64_t b = wire::segment_begin(m, streams, s), e = wire::segment_begin(m, streams, s + 1);
-    const size_t n = encode_sparse_stream(gaps_.data() + c.entry_begin + b, symbols_.data() + c.symbol_offset + b,
-                                          floats_.data() + c.entry_begin + b, e - b, gap_table_,
-                                          spec.q8 ? &value_table_ : nullptr, out + pos, capacity - pos);
+    const uint8_t* symbols = spec.q8 ? symbols_.data() + c.symbol_offset + b : nullptr;
+    const size_t n = encode_sparse_stream(gaps_.data() + c.entry_begin + b, symbols, floats_.data() + c.entry_begin + b,
+                                          e - b, gap_table_, spec.q8 ? &value_table_ : nullptr, out + pos,
+                                          capacity - pos);
     if (n == SIZE_MAX) capacity_bug();
     if (s + 1 < streams) wire::put_u32(out + 4 * s, uint32_t(n));
     pos += n;
@@ -220,7 +221,7 @@ size_t Encoder::write_chunk(const Spec& spec, const Chunk& c, uint8_t* out, size
     pos += 4;
   }
   if (spec.q8) {
-    std::memcpy(out + pos, scales_.data() + c.scale_offset, 4 * wire::div_ceil(items, spec.block));
+    wire::copy_bytes(out + pos, scales_.data() + c.scale_offset, 4 * wire::div_ceil(items, spec.block));
     pos += 4 * wire::div_ceil(items, spec.block);
   }
   if (!c.sparse) {
@@ -231,7 +232,7 @@ size_t Encoder::write_chunk(const Spec& spec, const Chunk& c, uint8_t* out, size
       return pos + 4 * size_t(c.len);
     }
     if (!spec.huffman) {
-      std::memcpy(out + pos, symbols_.data() + c.symbol_offset, c.len);
+      wire::copy_bytes(out + pos, symbols_.data() + c.symbol_offset, c.len);
       return pos + c.len;
     }
     return pos + write_dense_values(c, out + pos, capacity - pos);
@@ -240,10 +241,10 @@ size_t Encoder::write_chunk(const Spec& spec, const Chunk& c, uint8_t* out, size
   for (size_t e = c.entry_begin; e < c.entry_end; ++e, pos += 4)
     wire::put_u32(out + pos, uint32_t(entries_[e].index - c.begin));
   if (spec.q8) {
-    std::memcpy(out + pos, symbols_.data() + c.symbol_offset, m);
+    wire::copy_bytes(out + pos, symbols_.data() + c.symbol_offset, m);
     return pos + m;
   }
-  std::memcpy(out + pos, floats_.data() + c.entry_begin, 4 * m);
+  wire::copy_bytes(out + pos, floats_.data() + c.entry_begin, 4 * m);
   return pos + 4 * m;
 }
 

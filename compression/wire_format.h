@@ -85,6 +85,11 @@ inline float get_f32(const uint8_t* p) {
   std::memcpy(&v, p, 4);
   return v;
 }
+// memcpy, but an empty copy may name empty vectors' null data (memcpy itself may not).
+inline void copy_bytes(void* dst, const void* src, size_t n) {
+  if (n) std::memcpy(dst, src, n);
+}
+
 inline void put_u32(uint8_t* p, uint32_t v) { std::memcpy(p, &v, 4); }
 inline void put_u64(uint8_t* p, uint64_t v) { std::memcpy(p, &v, 8); }
 inline void put_f32(uint8_t* p, float v) { std::memcpy(p, &v, 4); }

@@ -173,3 +173,23 @@ TEST(Determinism, SameInputSameBytes) {
 
 }  // namespace
 }  // namespace dc::compression::test
+
+namespace dc::compression::test {
+namespace {
+
+// Found by fuzz_roundtrip: every kept element in dense chunks leaves the gap table empty, and a
+// sparse chunk with nothing kept must still decode.
+TEST(RoundTripEdge, SparseChunkWithNothingKeptAndAnEmptyGapTable) {
+  std::vector<float> x(5000, 1e-6f);
+  for (size_t i = 0; i < 4096; ++i) x[i] = 1.0f + float(i) * 1e-4f;
+  TypedBuffer in(dcFloat32, x);
+  const std::vector<uint8_t> msg = encode(parse_spec("topk:0.3,q8,huffman,chunk:4096"), in);
+  const std::vector<float> dec = decode(msg, x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    const bool kept = i >= 4096 - 1500 && i < 4096;
+    ASSERT_NEAR(dec[i], kept ? x[i] : 0.0f, 1.5f / 252) << i;
+  }
+}
+
+}  // namespace
+}  // namespace dc::compression::test
