@@ -134,9 +134,10 @@ class SpecParser {
       if (args.size() > 2) fail_item(item, "must be ef or ef:BETA");
       spec_.error_feedback = true;
       if (args.size() == 2) {
-        const double beta = number(item, args[1], "a decay factor");
-        if (!(beta > 0.0 && beta <= 1.0)) fail_item(item, "has a decay outside (0, 1]");
-        spec_.beta = float(beta);
+        // Checked as the float32 it becomes: a tiny decay would round to 0.
+        const float beta = float(number(item, args[1], "a decay factor"));
+        if (!(beta > 0.0f && beta <= 1.0f)) fail_item(item, "has a decay outside (0, 1]");
+        spec_.beta = beta;
       }
     } else if (name == "chunk") {
       once(item, chunk_seen_);

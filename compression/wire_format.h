@@ -7,7 +7,7 @@
 //           20  u32 header bytes H       24  u32 message bytes T
 //           28  u32 CRC32C of bytes [0, H) with this field read as zero
 //           32  code tables (value table if q8+huffman, then gap table if sparse+huffman), each
-//               byte-aligned, zero-padded up to the chunk table
+//               byte-aligned; together they fill exactly the bytes up to the chunk table
 //       H - 8C  chunk table: C entries of { u32 end offset of the chunk, u32 CRC32C of its bytes }
 //   chunk c  [end(c-1), end(c)), chunk 0 starting at H, covering elements [c << log2, ...):
 //            u8 kind, then

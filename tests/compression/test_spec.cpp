@@ -73,6 +73,7 @@ TEST(Spec, BadSpecsSayWhy) {
   expect_error("q8,q8", "repeats");
   expect_error("ef:0", "decay outside");
   expect_error("ef:1.01", "decay outside");
+  expect_error("ef:1e-80", "decay outside");  // found by fuzz_spec: 0 as a float32
   expect_error("ef", "needs topk, q8 or auto");
   expect_error("huffman", "needs topk, q8 or auto");
   expect_error("topk:0.1,auto", "second selection");
