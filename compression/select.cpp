@@ -18,7 +18,6 @@ inline uint64_t key(const Candidate& c) {
 }
 inline bool better(const Candidate& a, const Candidate& b) { return key(a) > key(b); }
 
-
 }  // namespace
 
 float accumulated_at(const AccumulatedView& in, uint64_t i) {

@@ -21,7 +21,8 @@ struct Size {
   const char* name;
   size_t bytes;
 };
-constexpr Size kSizes[] = {{"256KiB", size_t(256) << 10}, {"64MiB", size_t(64) << 20}};
+// In L2, in L3, in memory.
+constexpr Size kSizes[] = {{"256KiB", size_t(256) << 10}, {"4MiB", size_t(4) << 20}, {"64MiB", size_t(64) << 20}};
 
 std::vector<float> gradient(size_t n, uint64_t seed) {
   std::mt19937_64 rng(seed);
