@@ -183,7 +183,8 @@ std::string Spec::to_string() const {
   if (q8 && !(selection == Selection::automatic && default_q8)) {
     std::string q = "q8";
     if (rounding == Rounding::stochastic) q += ":stochastic";
-    if (block != kDefaultBlock) q += ":" + std::to_string(block);
+    // append(), not ":" + to_string(): GCC 12 warns falsely (-Wrestrict) on the latter here.
+    if (block != kDefaultBlock) q.append(":").append(std::to_string(block));
     items.push_back(q);
   }
   if (huffman && selection != Selection::automatic) items.push_back("huffman");
