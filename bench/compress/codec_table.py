@@ -1,13 +1,14 @@
 #!/usr/bin/python3
-"""Markdown tables of codec_bench results: GB/s (10^9 bytes of float32 input per second; Huffman:
-of 8-bit symbols) per buffer size, medians of the repetitions, and each as a share of memcpy's
-rate in the same run.
+"""Markdown tables of codec_bench results: GB/s (10^9 bytes of float32 input per second of CPU
+time; Huffman: of 8-bit symbols) per buffer size, the median and the best of the repetitions, each
+also as a share of memcpy's rate of the same statistic in the same run. On a shared machine the
+best repetition is the one least disturbed by other processes.
 
-    build-bench/bench/compress/codec_bench --benchmark_repetitions=5 \\
-        --benchmark_report_aggregates_only=true --benchmark_format=json > /tmp/codec.json
+    build-bench/bench/compress/codec_bench --benchmark_repetitions=7 --benchmark_format=json > /tmp/codec.json
     /usr/bin/python3 bench/compress/codec_table.py /tmp/codec.json
 """
 import json
+import statistics
 import sys
 from collections import OrderedDict
 
@@ -17,26 +18,27 @@ def main():
         sys.exit(__doc__)
     with open(sys.argv[1]) as f:
         data = json.load(f)
-    # name = what/isa/size (memcpy/size); keep the medians.
+    # Every repetition's rate, by size then by what (name = what/isa/size, memcpy/size).
     rates = OrderedDict()
     for b in data["benchmarks"]:
-        if b.get("aggregate_name", "median") != "median" or "bytes_per_second" not in b:
+        if b.get("run_type") != "iteration" or "bytes_per_second" not in b:
             continue
-        name = b.get("run_name", b["name"])
-        parts = name.split("/")
-        size = parts[-1]
-        what = "/".join(parts[:-1])
-        rates.setdefault(size, OrderedDict())[what] = b["bytes_per_second"] / 1e9
+        parts = b["run_name"].split("/")
+        rates.setdefault(parts[-1], OrderedDict()).setdefault("/".join(parts[:-1]), []).append(
+            b["bytes_per_second"] / 1e9)
     for size, row in rates.items():
         memcpy = row.get("memcpy")
-        print(f"#### {size} (memcpy: {memcpy:.2f} GB/s)\n" if memcpy else f"#### {size}\n")
-        print("| codec | GB/s | × memcpy |")
-        print("| --- | --- | --- |")
-        for what, gbps in row.items():
+        if not memcpy:
+            continue
+        m_med, m_best = statistics.median(memcpy), max(memcpy)
+        print(f"#### {size} (memcpy: median {m_med:.2f} GB/s, best {m_best:.2f} GB/s)\n")
+        print("| codec | median GB/s | × memcpy | best GB/s | × memcpy |")
+        print("| --- | --- | --- | --- | --- |")
+        for what, values in row.items():
             if what == "memcpy":
                 continue
-            share = f"{gbps / memcpy:.2f}" if memcpy else ""
-            print(f"| {what} | {gbps:.2f} | {share} |")
+            med, best = statistics.median(values), max(values)
+            print(f"| {what} | {med:.2f} | {med / m_med:.2f} | {best:.2f} | {best / m_best:.2f} |")
         print()
 
 
