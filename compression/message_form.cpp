@@ -1,0 +1,78 @@
+#include "compression/message_form.h"
+
+#include <algorithm>
+#include <limits>
+#include <string>
+
+#include "compression/wire_format.h"
+#include "src/base/error.h"
+
+namespace dc::compression {
+namespace {
+
+// A Huffman section of `items` items of at most `bits` bits each: stream sizes, the bits, and up
+// to one padding byte per stream.
+uint64_t huffman_section_bound(uint64_t items, uint64_t bits) {
+  const unsigned streams = wire::streams_for(items);
+  return 4 * uint64_t(streams - 1) + wire::div_ceil(items * bits, 8) + streams;
+}
+
+uint64_t dense_bound(const MessageForm& f, uint64_t len) {
+  if (!f.q8) return 4 * len;
+  const uint64_t values = f.huffman ? huffman_section_bound(len, wire::kMaxCodeLength) : len;
+  return 4 * wire::div_ceil(len, f.block) + values;
+}
+
+uint64_t sparse_bound(const MessageForm& f, uint64_t len) {
+  const uint64_t m = len / wire::kSparseDensity;
+  const uint64_t value_bits = f.q8 ? (f.huffman ? wire::kMaxCodeLength : 8) : 32;
+  uint64_t bytes = 4 + (f.q8 ? 4 * wire::div_ceil(m, f.block) : 0);
+  if (f.huffman) {
+    // gap code + the gap's bits below its leading one (a gap is at most the chunk length)
+    bytes += huffman_section_bound(m, wire::kMaxCodeLength + f.chunk_log2 + value_bits);
+  } else {
+    bytes += m * (4 + value_bits / 8);
+  }
+  return bytes;
+}
+
+}  // namespace
+
+uint64_t max_chunk_bytes(const MessageForm& f, uint64_t elements) {
+  const uint64_t dense = dense_bound(f, elements);
+  return 1 + (f.sparse ? std::max(dense, sparse_bound(f, elements)) : dense);
+}
+
+uint64_t max_tables_bytes(const MessageForm& f) {
+  if (!f.huffman) return 0;
+  return (f.q8 ? max_table_bytes(wire::kValueAlphabet) : 0) +
+         (f.sparse ? max_table_bytes(wire::kGapAlphabet) : 0);
+}
+
+uint64_t max_message_bytes(const MessageForm& f, uint64_t count) {
+  const uint64_t chunk = uint64_t(1) << f.chunk_log2;
+  const uint64_t full = count >> f.chunk_log2, rest = count & (chunk - 1);
+  const uint64_t chunks = full + (rest != 0);
+  return wire::kFixedHeaderBytes + max_tables_bytes(f) + wire::kChunkEntryBytes * chunks +
+         full * max_chunk_bytes(f, chunk) + (rest ? max_chunk_bytes(f, rest) : 0);
+}
+
+uint64_t max_message_bytes(const Spec& spec, uint64_t count) {
+  constexpr uint64_t kLimit = std::numeric_limits<uint32_t>::max();
+  if (count > kLimit)
+    fail(dcInvalidArgument, "a compressed message holds at most " + std::to_string(kLimit) +
+                                " elements, not " + std::to_string(count) + ": split the buffer");
+  MessageForm form{spec.sparse(), spec.q8, spec.huffman, spec.block, spec.chunk_log2};
+  uint64_t bytes = max_message_bytes(form, count);
+  if (spec.selection == Selection::automatic) {
+    form.sparse = true;
+    bytes = std::max(bytes, max_message_bytes(form, count));
+  }
+  if (bytes > kLimit)
+    fail(dcInvalidArgument, "compressing " + std::to_string(count) + " elements with '" +
+                                spec.to_string() + "' may need " + std::to_string(bytes) +
+                                " bytes, beyond one message's 4 GiB: split the buffer");
+  return bytes;
+}
+
+}  // namespace dc::compression

@@ -1,0 +1,30 @@
+// The shape of one message (what its header flags say) and the most bytes it can take: the
+// encoder's capacity requirement and the decoder's sanity limit per chunk.
+#pragma once
+
+#include <cstdint>
+
+#include "compression/spec.h"
+
+namespace dc::compression {
+
+struct MessageForm {
+  bool sparse = false;
+  bool q8 = false;
+  bool huffman = false;
+  uint32_t block = 0;  // q8 only
+  uint32_t chunk_log2 = Spec::kDefaultChunkLog2;
+};
+
+// Largest encoding of a table of `alphabet` code lengths, in bytes.
+constexpr uint64_t max_table_bytes(unsigned alphabet) { return (2 + 8 + 8 + 6 * uint64_t(alphabet) + 7) / 8; }
+
+uint64_t max_chunk_bytes(const MessageForm& form, uint64_t elements);
+uint64_t max_tables_bytes(const MessageForm& form);
+uint64_t max_message_bytes(const MessageForm& form, uint64_t count);
+
+// The largest message `spec` makes of `count` elements (for auto: of either choice). Throws
+// dc::Error(dcInvalidArgument) when count or that size does not fit one message (u32 offsets).
+uint64_t max_message_bytes(const Spec& spec, uint64_t count);
+
+}  // namespace dc::compression
