@@ -103,7 +103,8 @@ std::vector<std::pair<int, std::pair<bool, std::set<std::string>>>> parse_entrie
 
 const std::vector<std::string>& algorithm_names() {
   static const std::vector<std::string> names = {"ring",     "direct",   "tree",     "hierarchical",
-                                                 "pipeline", "pairwise", "twophase", "sparsegather"};
+                                                 "pipeline", "pairwise", "twophase", "sparsegather",
+                                                 "hiercompressed"};
   return names;
 }
 
@@ -115,7 +116,7 @@ AlgorithmFilter AlgorithmFilter::parse_deepcomm(const std::string& text) {
     if (std::find(known.begin(), known.end(), name) == known.end())
       fail(dcInvalidArgument, "DeepComm: DEEPCOMM_ALGO=" + text + ": unknown algorithm \"" + raw +
                                   "\" (expected auto, or ring, direct, tree, hierarchical, pipeline, pairwise, "
-                                  "twophase, sparsegather)");
+                                  "twophase, sparsegather, hiercompressed)");
     return std::vector<std::string>{name};
   };
   for (auto& [collective, rule] : parse_entries("DEEPCOMM_ALGO", text, meaning, nullptr))

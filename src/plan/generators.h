@@ -88,5 +88,8 @@ void build_twophase_allreduce(BuildSpace& space);
 void build_sparse_allgather_allreduce(BuildSpace& space);
 Traffic twophase_allreduce_traffic(const PlanRequest& request, const std::vector<int>& members);
 Traffic sparse_allgather_allreduce_traffic(const PlanRequest& request, const std::vector<int>& members);
+// Dense inside hosts, compressed across them per rail (applies where hierarchical does).
+void build_hierarchical_compressed_allreduce(BuildSpace& space);
+Traffic hierarchical_compressed_allreduce_traffic(const PlanRequest& request, const std::vector<int>& members);
 
 }  // namespace dc

@@ -32,6 +32,8 @@ const std::vector<Generator>& generator_registry() {
       {"twophase", dcCollAllReduce, any_members, build_twophase_allreduce, twophase_allreduce_traffic, true},
       {"sparsegather", dcCollAllReduce, any_members, build_sparse_allgather_allreduce,
        sparse_allgather_allreduce_traffic, true},
+      {"hiercompressed", dcCollAllReduce, hierarchical_allreduce_applicable, build_hierarchical_compressed_allreduce,
+       hierarchical_compressed_allreduce_traffic, true},
   };
   return registry;
 }

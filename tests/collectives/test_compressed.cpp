@@ -149,4 +149,40 @@ TEST(CompressedAllReduceExact, LosslessSpecMatchesTheDenseResult) {
   EXPECT_EQ(errors, "");
 }
 
+// Two hosts of two ranks each (host identities set per rank): the plan is dense inside each host
+// and compressed across; every rank gets the same bits (compared through max and min all-reduces
+// of a digest).
+TEST(CompressedAllReduceHosts, DenseInsideHostsCompressedAcross) {
+  std::string errors = dctest::run_as_processes(
+      4, {},
+      [](int rank, int n, const dcUniqueId& id) {
+        setenv("DEEPCOMM_HOST_ID", rank < 2 ? "compressed-test-host-a" : "compressed-test-host-b", 1);
+        dcComm_t comm;
+        if (dcCommInitRank(&comm, n, &id, rank, nullptr) != dcSuccess) return 2;
+        const size_t count = 300007;
+        std::vector<float> grad(count), out(count);
+        for (size_t i = 0; i < count; ++i) grad[i] = gradient_like(rank, i);
+        dcResidual_t residual;
+        dcCompressStats_t stats{};
+        if (dcResidualCreate(&residual, count) != dcSuccess) return 3;
+        for (int call = 0; call < 2; ++call)
+          if (dcCompressedAllReduce(grad.data(), out.data(), count, dcFloat32, dcAvg, "topk:0.01,q8,huffman,ef",
+                                    residual, comm, nullptr, &stats) != dcSuccess)
+            return fprintf(stderr, "%s\n", dcGetLastError()), 4;
+        if (std::string(stats.algorithm) != "hiercompressed") return fprintf(stderr, "ran %s\n", stats.algorithm), 5;
+        int64_t d = int64_t(digest(out.data(), count * sizeof(float)) >> 1), lo = 0, hi = 0;
+        dcAllReduce(&d, &lo, 1, dcInt64, dcMin, comm, nullptr);
+        dcAllReduce(&d, &hi, 1, dcInt64, dcMax, comm, nullptr);
+        // Only ranks of one host's rail pair cross the network: their messages are compressed.
+        dcCounters_t c{};
+        dcCommGetCounters(comm, &c);
+        dcResidualDestroy(residual);
+        dcCommDestroy(comm);
+        if (lo != hi) return 6;
+        return c.tcpBytesSent * 20 < 2 * count * sizeof(float) ? 0 : 7;
+      },
+      120);
+  EXPECT_EQ(errors, "");
+}
+
 }  // namespace

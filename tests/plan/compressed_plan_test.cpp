@@ -57,8 +57,9 @@ struct Simulation {
 };
 
 PlanRequest request(int n, uint64_t count, const std::string& spec, dcDataType_t type, bool in_place,
-                    const std::string& algorithm) {
+                    const std::string& algorithm, std::shared_ptr<const ClusterView> cluster = nullptr) {
   PlanRequest q;
+  q.cluster = cluster;
   q.nranks = n;
   q.count = count;
   q.elem_size = datatype_size(type);
@@ -97,6 +98,42 @@ std::vector<double> simulate(Simulation& run, const PlanRequest& q, dcDataType_t
 }
 
 const std::vector<std::string> kAlgorithms = {"twophase", "sparsegather", ""};
+
+// Hosts of 2 to 4 ranks, over shared memory and over sockets inside each.
+std::vector<std::shared_ptr<const ClusterView>> host_layouts() {
+  std::vector<std::shared_ptr<const ClusterView>> layouts;
+  for (auto [hosts, per_host] : {std::pair{2, 2}, {3, 2}, {2, 3}, {2, 4}})
+    for (bool shm : {true, false}) layouts.push_back(ClusterView::blocks(hosts, per_host, shm));
+  return layouts;
+}
+
+TEST(CompressedPlanSimulation, HierarchicalIsDenseInsideHostsAndCompressedAcross) {
+  uint64_t seed = 300;
+  for (const auto& cluster : host_layouts())
+    for (uint64_t count : {5, 13, 70001})
+      for (bool in_place : {false, true}) {
+        SCOPED_TRACE(cluster->describe() + " count=" + std::to_string(count) + " in_place=" + std::to_string(in_place));
+        const int n = cluster->nranks();
+        PlanRequest q = request(n, count, "topk:1", dcFloat32, in_place, "hiercompressed", cluster);
+        Simulation run = prepare(q, dcFloat32, half_steps);
+        ASSERT_EQ(run.plans[0].algorithm, "hiercompressed");
+        ASSERT_EQ(run.plans[0].phases.size(), 3u);
+        std::vector<double> out = simulate(run, q, dcFloat32, dcSum, seed++);
+        for (uint64_t i = 0; i < count; ++i) {
+          double want = 0;
+          for (int r = 0; r < n; ++r) want += half_steps(r, i);
+          ASSERT_EQ(out[i], want) << "element " << i;
+        }
+        // Messages cross hosts only: every message step's peer is on another host.
+        for (const Plan& plan : run.plans)
+          for (const Step& s : plan.steps)
+            if (s.kind >= StepKind::Encode && is_transfer(s.kind)) ASSERT_FALSE(cluster->same_host(plan.rank, s.peer));
+        q.compression = parse_spec("q8,ef");
+        run = prepare(q, dcFloat32, gradient_like);
+        simulate(run, q, dcFloat32, dcAvg, seed++);  // bitwise identical everywhere
+        if (testing::Test::HasFailure()) return;
+      }
+}
 
 TEST(CompressedPlanSimulation, LosslessSpecGivesTheExactSum) {
   // topk:1 keeps every element as float32: the plans must then add exactly like a dense one.
@@ -150,11 +187,14 @@ TEST(CompressedPlanSimulation, QuantizedSumsStayWithinTheQuantizationError) {
 TEST(CompressedPlanSimulation, ErrorFeedbackLosesNothingOverCalls) {
   // With ef (beta 1), over T calls: sum of outputs + every rank's final residual = T x the true
   // sum, per element, for both algorithms: what a call leaves out waits in some rank's residual.
-  for (const std::string& algorithm : {"twophase", "sparsegather"})
-    for (int n : {2, 3, 5}) {
+  for (const std::string& algorithm : {"twophase", "sparsegather", "hiercompressed"})
+    for (int n : {2, 3, 4, 6}) {
       SCOPED_TRACE(algorithm + " n=" + std::to_string(n));
+      const bool hierarchical = algorithm == "hiercompressed";
+      if (hierarchical && n % 2) continue;
       const uint64_t count = 5000;
-      const PlanRequest q = request(n, count, "topk:0.02,q8,huffman,ef", dcFloat32, false, algorithm);
+      const PlanRequest q = request(n, count, "topk:0.02,q8,huffman,ef", dcFloat32, false, algorithm,
+                                    hierarchical ? ClusterView::blocks(2, n / 2, true) : nullptr);
       Simulation run = prepare(q, dcFloat32, gradient_like);
       std::vector<double> total(count, 0.0);
       const int calls = 12;
@@ -172,7 +212,8 @@ TEST(CompressedPlanSimulation, ErrorFeedbackLosesNothingOverCalls) {
       }
       // And it did compress: most elements were held back in some call.
       size_t held = 0;
-      for (uint64_t i = 0; i < count; ++i) held += run.memories[0].residual[i] != 0.0f;
+      for (uint64_t i = 0; i < count; ++i)
+        for (int r = 0; r < n; ++r) held += run.memories[r].residual[i] != 0.0f;
       EXPECT_GT(held, count / 2);
     }
 }
@@ -208,8 +249,13 @@ TEST(CompressedPlanShape, OnlyCompressedGeneratorsApplyAndTheModelChooses) {
   // A filter naming only dense algorithms leaves the compressed ones (nothing else applies).
   q.algorithms = AlgorithmFilter::only("ring");
   EXPECT_EQ(make_plan(q).algorithm, "twophase");
+  // Hosts joined by a slow link: dense inside each host, compressed across.
+  q.algorithms = AlgorithmFilter{};
+  q.nranks = 8;
+  q.cluster = ClusterView::blocks(2, 4, true);
+  EXPECT_EQ(make_plan(q).algorithm, "hiercompressed");
   q.compression.reset();
-  EXPECT_EQ(make_plan(q).algorithm, "ring");
+  EXPECT_EQ(make_plan(q).algorithm, "hierarchical");  // the dense counterpart, without a spec
 }
 
 TEST(CompressedPlanShape, MessagesPostTheWorstCaseAndJsonShowsThem) {
