@@ -161,7 +161,8 @@ dcResult_t dcCommGetAsyncError(dcComm_t comm, dcResult_t* asyncError);
 dcResult_t dcCommGetCounters(dcComm_t comm, dcCounters_t* counters);
 
 /* Writes the JSON of the plan this rank would run for the operation into buf (NUL-terminated).
- * *len is the buffer size on entry and the needed size (with NUL) on return. */
+ * *len is the buffer size on entry and the needed size (with NUL) on return. An all-reduce (with
+ * sum) that DEEPCOMM_COMPRESS applies to shows its compressed plan. */
 dcResult_t dcCommPlanJson(dcComm_t comm, dcCollective_t coll, size_t count, dcDataType_t datatype,
                           int root, char* buf, size_t* len);
 

@@ -285,6 +285,12 @@ DC_EXPORT dcResult_t dcCommPlanJson(dcComm_t comm, dcCollective_t coll, size_t c
     args.count = count;
     args.datatype = dt;
     args.root = root;
+    // What ncclAllReduce would run: DEEPCOMM_COMPRESS applies to a qualifying sum.
+    if (const dc::compression::Spec* spec = dc::configured_spec(comm, args)) {
+      auto call = std::make_shared<dc::CompressedCall>();
+      call->spec = *spec;
+      args.compressed = call;
+    }
     std::string json = dc::plan_to_json(dc::make_plan(dc::plan_request(comm, args)));
     const size_t needed = json.size() + 1;
     const size_t room = *len;

@@ -89,14 +89,21 @@ std::shared_ptr<const CompressedCall> compressed_call(const OpArgs& args, const 
   return call;
 }
 
-OpArgs with_configured_compression(dcComm* comm, OpArgs args) {
+const compression::Spec* configured_spec(const dcComm* comm, const OpArgs& args) {
   const Config& config = comm->config;
   if (!config.compress || args.collective != dcCollAllReduce || args.compressed || args.count == 0 ||
       args.count > kMessageElements || !compressible(args.datatype, args.op) ||
       args.count * datatype_size(args.datatype) < config.compress_min_bytes)
-    return args;
+    return nullptr;
+  return &*config.compress;
+}
+
+OpArgs with_configured_compression(dcComm* comm, OpArgs args) {
+  const compression::Spec* spec = configured_spec(comm, args);
+  if (!spec) return args;
+  const Config& config = comm->config;
   auto call = std::make_shared<CompressedCall>();
-  call->spec = *config.compress;
+  call->spec = *spec;
   call->spec_hash = spec_hash(call->spec);
   if (call->spec.error_feedback) {
     ExecComm& exec = comm->exec;

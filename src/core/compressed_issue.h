@@ -27,9 +27,12 @@ void destroy_residual(dcResidual* residual);
 std::shared_ptr<const CompressedCall> compressed_call(const OpArgs& args, const char* spec, dcResidual* residual,
                                                       dcCompressStats_t* stats);
 
-// args with DEEPCOMM_COMPRESS applied: a qualifying all-reduce (float32, float16, bfloat16; sum
-// or avg; at least DEEPCOMM_COMPRESS_MIN_BYTES; one message's element limit) gets the spec and,
-// with ef, the residual of its buffer from the communicator's store. Anything else is unchanged.
+// The spec DEEPCOMM_COMPRESS gives args, or null: for an all-reduce of float32, float16 or bfloat16
+// with sum or avg, of at least DEEPCOMM_COMPRESS_MIN_BYTES and at most one message's elements.
+const compression::Spec* configured_spec(const dcComm* comm, const OpArgs& args);
+
+// args with DEEPCOMM_COMPRESS applied: a qualifying all-reduce gets the spec and, with ef, the
+// residual of its buffer from the communicator's store. Anything else is unchanged.
 OpArgs with_configured_compression(dcComm* comm, OpArgs args);
 
 }  // namespace dc

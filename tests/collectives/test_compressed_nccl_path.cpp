@@ -57,6 +57,11 @@ TEST_F(CompressEnvironment, QualifyingAllReducesRunCompressedOthersUntouched) {
     }
     if (!inexact) return "a q8 result cannot be exact everywhere";
     if (comm->exec.residual_store->entries() != 1) return "the buffer's residual is not in the store";
+    std::string json(1 << 20, '\0');
+    size_t len = json.size();
+    if (dcCommPlanJson(comm, dcCollAllReduce, count, dcFloat32, -1, json.data(), &len) != dcSuccess ||
+        json.find("\"compression\":\"q8,huffman,ef\"") == std::string::npos)
+      return "dcCommPlanJson does not show the compressed plan";
 
     // Not qualifying: an integer all-reduce, a max, a buffer below the minimum: exact, dense.
     std::vector<int32_t> ints(count, rank + 1), int_sum(count);
