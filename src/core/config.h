@@ -9,10 +9,11 @@
 
 namespace dc {
 
-enum class TransportChoice { Auto, Shm, Tcp };
+// Ucx: UCX between hosts, shared memory inside one; UcxAll: UCX everywhere.
+enum class TransportChoice { Auto, Shm, Tcp, Ucx, UcxAll };
 
 struct Config {
-  TransportChoice transport = TransportChoice::Auto;  // DEEPCOMM_TRANSPORT=auto|shm|tcp
+  TransportChoice transport = TransportChoice::Auto;  // DEEPCOMM_TRANSPORT=auto|shm|tcp|ucx|ucx-all
   std::string algorithm;                   // DEEPCOMM_ALGO / NCCL_ALGO: ""(auto)|ring|tree
   uint64_t chunk_bytes = 1 << 20;          // DEEPCOMM_CHUNK_BYTES
   uint64_t tree_threshold_bytes = 0;       // DEEPCOMM_TREE_THRESHOLD (0: cost model decides)
