@@ -6,6 +6,7 @@
 #include <string>
 
 #include "deepcomm/deepcomm.h"
+#include "tests/support/transport_probe.h"
 
 namespace dctest {
 
@@ -15,12 +16,6 @@ inline double seconds_since(std::chrono::steady_clock::time_point start) {
 
 // Names in /dev/shm that look like DeepComm's.
 std::set<std::string> deepcomm_shm_names();
-
-// Why communicators cannot use DEEPCOMM_TRANSPORT=transport here ("" when they can): UCX may be
-// absent (built without libucx-dev, or libucp.so.0 missing). Found in a child process.
-std::string transport_unavailable(const char* transport);
-// The transport's name as part of a test name ("ucx-all" -> "ucx_all").
-std::string test_name(const char* transport);
 
 // One collective of the given kind on small buffers (a group send/recv ring for dcCollSend).
 dcResult_t run_one(dcComm_t comm, dcCollective_t kind, int rank, int n);
