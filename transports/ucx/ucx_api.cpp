@@ -3,9 +3,12 @@
 #include <dlfcn.h>
 #include <signal.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <mutex>
 #include <string>
+#include <thread>
 
 #include "src/base/error.h"
 #include "src/base/log.h"
@@ -15,6 +18,16 @@ namespace dc {
 namespace {
 
 constexpr const char* kLibrary = "libucp.so.0";
+
+std::atomic<bool> g_exiting{false};
+std::atomic<int> g_inside{0};
+
+void close_entries_at_exit() {
+  g_exiting = true;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (g_inside.load() > 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+}
 
 bool user_wants_ucx_signal_handlers() {
   for (const char* name : {"UCX_ERROR_SIGNALS", "UCX_HANDLE_ERRORS"})
@@ -69,11 +82,26 @@ UcxApi load() {
   resolve(handle, "ucs_status_string", api.status_string);
   resolve(handle, "ucm_set_global_opts", api.set_ucm_options);
   resolve(handle, "ucm_global_opts", api.ucm_options);
+  std::atexit(close_entries_at_exit);  // runs before the destructors of the library just loaded
   DC_INFO("ucx: loaded %s", kLibrary);
   return api;  // the library stays loaded for the life of the process
 }
 
 }  // namespace
+
+UcxEntry::UcxEntry() {
+  if (g_exiting) return;
+  ++g_inside;
+  if (g_exiting) {
+    --g_inside;
+    return;
+  }
+  admitted_ = true;
+}
+
+UcxEntry::~UcxEntry() {
+  if (admitted_) --g_inside;
+}
 
 const UcxApi& ucx_api() {
   static std::mutex mutex;

@@ -44,4 +44,21 @@ struct UcxApi {
 // were unless UCX_ERROR_SIGNALS or UCX_HANDLE_ERRORS asks for UCX's.
 const UcxApi& ucx_api();
 
+// Being inside UCX. At process exit UCX's own destructors run (after the exit handler registered
+// when UCX was loaded) while the progress engine's thread may still be working, for example
+// freeing a destroyed communicator's connections. That handler refuses new entries and waits (at
+// most 2 s) for the entries in progress, so code that calls UCX from the engine holds a UcxEntry
+// for the duration and does nothing when it is refused.
+class UcxEntry {
+ public:
+  UcxEntry();
+  ~UcxEntry();
+  UcxEntry(const UcxEntry&) = delete;
+  UcxEntry& operator=(const UcxEntry&) = delete;
+  explicit operator bool() const { return admitted_; }
+
+ private:
+  bool admitted_ = false;
+};
+
 }  // namespace dc

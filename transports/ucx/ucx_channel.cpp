@@ -48,6 +48,8 @@ UcxChannel::~UcxChannel() {
 }
 
 void UcxChannel::send(const Tag& tag, const void* buf, size_t len, Completion done) {
+  UcxEntry entry;
+  if (!entry) return;
   if (closed_ || !ep_) return post_completion(std::move(done), closed_ ? close_status_ : Status::failure(dcInternalError, "ucx: not connected"), 0);
   auto op = std::make_shared<SendOp>();
   op->header.type = UcxType::Message;
@@ -120,6 +122,8 @@ void UcxChannel::send_control(UcxType type, uint64_t id, uint32_t flags, const T
 }
 
 void UcxChannel::recv(const Tag& tag, void* buf, size_t capacity, Completion done) {
+  UcxEntry entry;
+  if (!entry) return;
   auto op = std::make_shared<RecvOp>();
   op->tag = tag;
   op->buf = buf;

@@ -32,6 +32,8 @@ void UcxChannel::watch_control() {
 }
 
 void UcxChannel::peer_gone(const boost::system::error_code& ec) {
+  UcxEntry entry;
+  if (!entry) return;
   if (closed_) return;
   // Whatever the peer sent before it went is delivered first (a rank may send its last message,
   // or a notice saying why it fails, and exit).
@@ -61,6 +63,8 @@ Status UcxChannel::ucx_failure(const char* what, ucs_status_t status) const {
 }
 
 void UcxChannel::flush(std::function<void()> done) {
+  UcxEntry entry;
+  if (!entry) return;
   if (closed_ || !ep_) return boost::asio::post(worker_->io(), std::move(done));
   auto waiter = std::make_shared<FlushWaiter>(FlushWaiter{std::move(done)});
   auto* ref = new FlushRef{shared_from_this(), waiter};
@@ -90,6 +94,8 @@ void UcxChannel::on_flushed(void* request, ucs_status_t, void* user_data) {
 }
 
 void UcxChannel::close(const Status& status) {
+  UcxEntry entry;
+  if (!entry) return;
   if (closed_) return;
   closed_ = true;
   close_status_ = status;

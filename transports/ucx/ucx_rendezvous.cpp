@@ -107,6 +107,8 @@ void UcxChannel::on_refusal_seen(uint64_t id) {
 }
 
 void UcxChannel::cancel(uint64_t comm, uint64_t seq) {
+  UcxEntry entry;
+  if (!entry) return;
   auto of_operation = [&](const Tag& t) { return t.comm == comm && t.seq == seq; };
   for (auto it = posted_.begin(); it != posted_.end();) {
     if (!of_operation(it->first)) {

@@ -128,6 +128,8 @@ UcxWorker::UcxWorker(boost::asio::io_context& io, const UcxApi& api)
 
 UcxWorker::~UcxWorker() {
   if (pid_ != getpid()) return;  // a fork's copy: UCX belongs to the parent
+  UcxEntry entry;
+  if (!entry) return;  // the process is exiting: UCX goes with it
   progress_until([this] { return closing_.empty(); }, kCloseWait);
   for (const Mapped& m : mapped_) api_.mem_unmap(context_, m.memh);
   boost::system::error_code ignored;
@@ -149,6 +151,8 @@ uint64_t UcxWorker::attach(UcxChannel* channel) {
 void UcxWorker::detach(uint64_t id) { channels_.erase(id); }
 
 ucp_ep_h UcxWorker::connect(const std::string& hex_address, bool peer_failure, int peer) {
+  UcxEntry entry;
+  if (!entry) fail(dcSystemError, "DeepComm: the process is exiting");
   const std::vector<unsigned char> address = from_hex(hex_address);
   ucp_ep_params_t params{};
   params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
@@ -174,6 +178,8 @@ ucp_ep_h UcxWorker::connect(const std::string& hex_address, bool peer_failure, i
 }
 
 void UcxWorker::retire(ucp_ep_h ep) {
+  UcxEntry entry;
+  if (!entry) return;
   ucp_request_param_t param{};
   param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
   param.flags = UCP_EP_CLOSE_FLAG_FORCE;
@@ -223,6 +229,8 @@ void UcxWorker::kick() {
 }
 
 void UcxWorker::progress_and_arm() {
+  UcxEntry entry;
+  if (!entry) return;
   kicked_ = false;
   for (int round = 0; round < kRoundsPerTurn; ++round) {
     for (int i = 0; i < kProgressPerRound && api_.worker_progress(worker_); ++i) {
@@ -250,6 +258,8 @@ void UcxWorker::wait_for_events() {
 }
 
 bool UcxWorker::progress_until(const std::function<bool()>& done, std::chrono::milliseconds limit) {
+  UcxEntry entry;
+  if (!entry) return done();
   const auto deadline = std::chrono::steady_clock::now() + limit;
   while (!done()) {
     if (api_.worker_progress(worker_)) continue;
@@ -264,12 +274,16 @@ bool UcxWorker::progress_until(const std::function<bool()>& done, std::chrono::m
 }
 
 void UcxWorker::drain() {
+  UcxEntry entry;
+  if (!entry) return;
   for (int i = 0; i < 100000 && api_.worker_progress(worker_); ++i) {
   }
   kick();
 }
 
 UcxWorker::Mapped& UcxWorker::map_range(void* addr, size_t size, uint64_t serial) {
+  UcxEntry entry;
+  if (!entry) fail(dcSystemError, "DeepComm: the process is exiting");
   ucp_mem_map_params_t params{};
   params.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
   params.address = addr;
@@ -287,6 +301,8 @@ std::shared_ptr<void> UcxWorker::map_memory(void* addr, size_t size) {
 }
 
 void UcxWorker::unmap(ucp_mem_h memh) {
+  UcxEntry entry;
+  if (!entry) return;
   auto it = std::find_if(mapped_.begin(), mapped_.end(), [memh](const Mapped& m) { return m.memh == memh; });
   if (it == mapped_.end()) return;
   api_.mem_unmap(context_, memh);
