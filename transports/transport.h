@@ -129,5 +129,8 @@ struct TransportOptions {
 
 std::unique_ptr<Transport> make_tcp_transport(const TransportOptions& options);
 std::unique_ptr<Transport> make_shm_transport(const TransportOptions& options);
+// UCX (transports/ucx/): throws dc::Error saying why where DeepComm was built without libucx-dev
+// or UCX cannot be loaded or started.
+std::unique_ptr<Transport> make_ucx_transport(const TransportOptions& options);
 
 }  // namespace dc

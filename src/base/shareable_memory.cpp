@@ -15,6 +15,7 @@ namespace dc {
 
 namespace {
 std::mutex g_mutex;
+uint64_t g_next_serial = 1;
 std::map<const char*, ShareableRegion>& regions() {
   static auto* m = new std::map<const char*, ShareableRegion>();
   return *m;
@@ -39,7 +40,7 @@ void* shareable_alloc(size_t size) {
     fail(dcSystemError, std::string("DeepComm: cannot map shareable memory: ") + strerror(err));
   }
   std::lock_guard<std::mutex> lock(g_mutex);
-  regions()[static_cast<const char*>(p)] = ShareableRegion{p, rounded, fd};
+  regions()[static_cast<const char*>(p)] = ShareableRegion{p, rounded, fd, g_next_serial++};
   return p;
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 namespace dc {
 
@@ -11,6 +12,7 @@ struct ShareableRegion {
   void* base = nullptr;
   size_t size = 0;
   int fd = -1;
+  uint64_t serial = 0;  // unique per allocation: tells a region from a later one at its address
 };
 
 void* shareable_alloc(size_t size);  // throws dc::Error

@@ -258,6 +258,9 @@ DC_EXPORT dcResult_t dcCommGetCounters(dcComm_t comm, dcCounters_t* counters) {
             if (std::strcmp(conn->transport_name(), "tcp") == 0) {
               c.tcpBytesSent += t.bytes_sent;
               c.tcpBytesReceived += t.bytes_received;
+            } else if (std::strcmp(conn->transport_name(), "ucx") == 0) {
+              c.ucxBytesSent += t.bytes_sent;
+              c.ucxBytesReceived += t.bytes_received;
             } else {
               c.shmBytesSent += t.bytes_sent;
               c.shmBytesReceived += t.bytes_received;

@@ -51,7 +51,9 @@ Config Config::from_environment() {
     if (s == "auto") c.transport = TransportChoice::Auto;
     else if (s == "shm") c.transport = TransportChoice::Shm;
     else if (s == "tcp") c.transport = TransportChoice::Tcp;
-    else fail(dcInvalidArgument, "DeepComm: DEEPCOMM_TRANSPORT=" + s + " (expected auto, shm or tcp)");
+    else if (s == "ucx") c.transport = TransportChoice::Ucx;
+    else if (s == "ucx-all") c.transport = TransportChoice::UcxAll;
+    else fail(dcInvalidArgument, "DeepComm: DEEPCOMM_TRANSPORT=" + s + " (expected auto, shm, tcp, ucx or ucx-all)");
   }
   if (const char* v = env("DEEPCOMM_ALGO")) {
     c.algorithms = AlgorithmFilter::parse_deepcomm(v);
@@ -76,7 +78,7 @@ Config Config::from_environment() {
 }
 
 std::vector<std::string> Config::plan_shaping_entries() const {
-  const char* transport_names[] = {"auto", "shm", "tcp"};
+  const char* transport_names[] = {"auto", "shm", "tcp", "ucx", "ucx-all"};
   return {
       std::string("DEEPCOMM_TRANSPORT=") + transport_names[static_cast<int>(transport)],
       "DEEPCOMM_ALGO=" + algorithms.canonical(),

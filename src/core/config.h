@@ -11,11 +11,12 @@
 
 namespace dc {
 
-enum class TransportChoice { Auto, Shm, Tcp };
+// Ucx: UCX between hosts, shared memory inside one; UcxAll: UCX everywhere.
+enum class TransportChoice { Auto, Shm, Tcp, Ucx, UcxAll };
 
 struct Config {
-  TransportChoice transport = TransportChoice::Auto;  // DEEPCOMM_TRANSPORT=auto|shm|tcp
   AlgorithmFilter algorithms;              // DEEPCOMM_ALGO, else NCCL_ALGO (algorithm_filter.h)
+  TransportChoice transport = TransportChoice::Auto;  // DEEPCOMM_TRANSPORT=auto|shm|tcp|ucx|ucx-all
   uint64_t chunk_bytes = 1 << 20;          // DEEPCOMM_CHUNK_BYTES
   uint64_t tree_threshold_bytes = 0;       // DEEPCOMM_TREE_THRESHOLD (0: cost model decides)
   uint64_t flat_bytes = 1 << 20;           // DEEPCOMM_FLAT_BYTES (0: no flat board)

@@ -72,8 +72,11 @@ RankCard open_transports(dcComm* comm) {
   card.addresses = call_on_engine(
       [links, options, choice] {
         std::map<std::string, std::string> addresses;
-        if (choice != TransportChoice::Shm) links->transports.push_back(make_tcp_transport(options));
-        if (choice != TransportChoice::Tcp) links->transports.push_back(make_shm_transport(options));
+        using T = TransportChoice;
+        if (choice == T::Auto || choice == T::Tcp) links->transports.push_back(make_tcp_transport(options));
+        if (choice == T::Auto || choice == T::Shm || choice == T::Ucx)
+          links->transports.push_back(make_shm_transport(options));
+        if (choice == T::Ucx || choice == T::UcxAll) links->transports.push_back(make_ucx_transport(options));
         for (auto& t : links->transports) addresses[t->name()] = t->address();
         return addresses;
       },
@@ -111,6 +114,10 @@ const char* pick_transport(const Config& config, const RankCard& me, const RankC
         fail(dcInvalidUsage, "DeepComm: DEEPCOMM_TRANSPORT=shm but rank " + std::to_string(peer_rank) +
                                  " is on another host");
       return "shm";
+    case TransportChoice::Ucx:
+      return same_host ? "shm" : "ucx";
+    case TransportChoice::UcxAll:
+      return "ucx";
     case TransportChoice::Auto:
       break;
   }
@@ -172,7 +179,9 @@ void finish_setup(dcComm* comm, const std::vector<RankCard>& cards, const std::v
   comm->exec.id = cards[0].nonce;
   std::vector<std::string> hosts;
   for (const RankCard& card : cards) hosts.push_back(card.host);
-  comm->cluster = ClusterView::from_hosts(hosts, comm->config.transport != TransportChoice::Tcp);
+  const bool host_memory_shared = comm->config.transport != TransportChoice::Tcp &&
+                                  comm->config.transport != TransportChoice::UcxAll;
+  comm->cluster = ClusterView::from_hosts(hosts, host_memory_shared);
   connect_peers(comm, cards, remaining);
   comm->exec.link_index.resize(comm->exec.nranks);
   for (int r = 0; r < comm->exec.nranks; ++r) comm->exec.link_index[r] = r;
