@@ -55,7 +55,7 @@ uint64_t mix(uint64_t a, uint64_t b) {
 
 // Bootstrap and connection set-up of a communicator whose fields were filled by init_rank.
 void connect_comm(dcComm* comm, const dcUniqueId& id) {
-  const RankCard card = open_transports(comm);
+  const RankCard card = open_transports(comm, unique_id_secret(id));
   std::vector<std::string> blobs =
       bootstrap_allgather(id, comm->exec.rank, comm->exec.nranks, card.encode(), comm->config.bootstrap_timeout_ms);
   std::vector<RankCard> cards;

@@ -32,8 +32,9 @@ RendezvousState::Outcome RendezvousState::join(const wire::Request& r, std::stri
     return Outcome::Failed;
   }
   if (present_[r.rank]) {
-    failure_ = "rank " + std::to_string(r.rank) + " joined twice";
-    return Outcome::Failed;
+    // The first claim of a rank stands: a second one is turned away without disturbing it.
+    *rejection = "rank " + std::to_string(r.rank) + " has already joined this rendezvous; a second claim is refused";
+    return Outcome::Rejected;
   }
   present_[r.rank] = true;
   blobs_[r.rank] = std::move(blob);

@@ -15,7 +15,7 @@ class RendezvousState {
   enum class Outcome {
     Accepted,  // recorded; more ranks to come
     Complete,  // recorded, and every rank has joined: send the table
-    Rejected,  // not for this rendezvous (other session): tell only this joiner
+    Rejected,  // not for this rendezvous (other session), or a rank already taken: tell only this joiner
     Failed,    // the joins disagree: the whole rendezvous failed (failure())
   };
 
