@@ -60,9 +60,9 @@ class RawPeer {
     return true;
   }
 
-  PendingOp recv(const Tag& tag = kTag) {
+  PendingOp recv(const Tag& tag = kTag, size_t capacity = kBuffer) {
     PendingOp op;
-    io_.call([&] { channel_->recv(tag, buffer(), kBuffer, op.completion()); });
+    io_.call([&] { channel_->recv(tag, buffer(), capacity, op.completion()); });
     return op;
   }
   PendingOp send(const void* data, size_t len) {
@@ -96,7 +96,10 @@ class RawPeer {
     }
     ASSERT_EQ(sendmsg(raw_, &msg, MSG_NOSIGNAL), static_cast<ssize_t>(sizeof h));
   }
-  void write_bytes(const void* data, size_t len) { ASSERT_EQ(::send(raw_, data, len, MSG_NOSIGNAL), ssize_t(len)); }
+  // Payload bytes; the channel may already have closed the connection over the frame before them.
+  void write_bytes(const void* data, size_t len) { (void)::send(raw_, data, len, MSG_NOSIGNAL); }
+  // The peer dies: its end of the socket closes.
+  void hang_up() { ::shutdown(raw_, SHUT_RDWR); }
   // The next frame the channel wrote (skipping payloads is the test's business).
   FrameHeader read_frame() {
     FrameHeader h;
@@ -138,6 +141,21 @@ TEST(ProtocolViolations, DataOffsetWrappingAroundIsRefused) {
   peer.write_bytes(payload.data(), payload.size());
   expect_protocol_error(r.wait(), "wrapping Data frame");
   EXPECT_TRUE(peer.guards_intact());
+}
+
+// Found by message_channel_fuzzer: a receive matched to an eager frame whose payload never came
+// (the peer died in the middle) was in no queue and never completed, so its caller waited for the
+// progress deadline instead of learning of the death at once.
+TEST(ProtocolViolations, PeerDyingInsideAnEagerPayloadEndsTheReceive) {
+  for (size_t capacity : {size_t(100), size_t(10)}) {  // straight into the buffer, and too long for it
+    RawPeer peer(false);
+    PendingOp r = peer.recv(Tag{4, 4, 4}, capacity);
+    peer.write_frame(FrameType::Eager, 100, 0, 0, 0, Tag{4, 4, 4});
+    peer.write_bytes("only ten b", 10);
+    peer.hang_up();
+    const OpResult got = r.wait(2000);
+    EXPECT_EQ(got.status.code, dcRemoteError) << "capacity " << capacity << ": " << describe(got);
+  }
 }
 
 TEST(ProtocolViolations, DuplicateDataFrameIsRefused) {

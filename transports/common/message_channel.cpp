@@ -103,6 +103,7 @@ void MessageChannel::close(const Status& status) {
   rendezvous_sends_.clear();
   for (auto& [id, op] : rendezvous_recvs_) finish_recv(op, status, 0);
   rendezvous_recvs_.clear();
+  if (eager_in_flight_) finish_recv(std::exchange(eager_in_flight_, nullptr), status, 0);
   // Announced rendezvous messages can no longer be fetched; arrived eager ones still can.
   for (auto it = unexpected_.begin(); it != unexpected_.end();) {
     auto& queue = it->second;
@@ -131,6 +132,7 @@ void MessageChannel::cancel(uint64_t comm, uint64_t seq) {
     for (auto& op : it->second) finish_recv(op, cancelled(), 0);
     it = posted_.erase(it);
   }
+  if (eager_in_flight_ && of_operation(eager_in_flight_->tag)) eager_in_flight_->discard = true;
   for (auto& [id, op] : rendezvous_recvs_) {
     if (!of_operation(op->tag)) continue;
     op->discard = true;
@@ -195,19 +197,28 @@ void MessageChannel::on_eager() {
     return protocol_error("eager data beyond the credit window");
   eager_uncredited_ += eager_cost(h.length);
   RecvPtr op = pop_posted(h.tag);
+  // Until its payload is read, the matched receive is in no queue: remember it, so that the
+  // connection closing or the operation being cancelled meanwhile still ends it.
+  eager_in_flight_ = op;
   if (op && h.length <= op->capacity && !signatures_differ(op->tag, h.tag)) {
     // Straight into the posted buffer.
     return read_payload(op->buf, h.length, [this, op, h] {
+      eager_in_flight_ = nullptr;
       return_credit(h.length);
-      finish_recv(op, Status::success(), h.length);
+      if (op->discard) finish_recv(op, cancelled(), 0);  // reported once nothing more lands in buf
+      else finish_recv(op, Status::success(), h.length);
       read_header();
     });
   }
   // Buffered: unexpected, or too long for the posted buffer (read off the wire, then dropped).
   auto payload = std::make_shared<std::vector<char>>(h.length);
   read_payload(payload->data(), h.length, [this, op, h, payload] {
+    eager_in_flight_ = nullptr;
     RecvPtr target = op ? op : pop_posted(h.tag);  // a receive may have been posted meanwhile
-    if (target) {
+    if (target && target->discard) {
+      return_credit(h.length);
+      finish_recv(target, cancelled(), 0);
+    } else if (target) {
       deliver_eager(target, h, payload->data());
     } else {
       fail_mismatched_receives(h.tag);

@@ -151,6 +151,7 @@ class MessageChannel : public std::enable_shared_from_this<MessageChannel> {
   size_t unexpected_rts_ = 0;  // announcements among them
   std::unordered_map<uint64_t, SendPtr> rendezvous_sends_;  // waiting for CTS/FIN
   std::unordered_map<uint64_t, RecvPtr> rendezvous_recvs_;  // receiving Data/Slot frames
+  RecvPtr eager_in_flight_;  // matched to the eager frame whose payload is being read
   uint64_t next_id_ = 1;
   std::unique_ptr<char[]> piece_;
 

@@ -1,5 +1,7 @@
 #include "src/core/bootstrap/root_reply.h"
 
+#include <algorithm>
+
 #include "src/base/error.h"
 #include "src/core/bootstrap/wire.h"
 
@@ -39,9 +41,15 @@ std::vector<std::string> read_table(ByteSource& in, int nranks) {
       fail(dcRemoteError, "bootstrap root sent an oversized blob for rank " + std::to_string(r));
     total += lengths[r];
   }
+  // Grown as the bytes arrive: a root that claims more than it sends costs no more than it sent.
+  constexpr uint64_t kStep = 1 << 20;
   for (uint32_t r = 0; r < count; ++r) {
-    blobs[r].resize(lengths[r]);
-    in.read(blobs[r].data(), lengths[r]);
+    for (uint64_t done = 0; done < lengths[r];) {
+      const uint64_t n = std::min(kStep, lengths[r] - done);
+      blobs[r].resize(done + n);
+      in.read(blobs[r].data() + done, n);
+      done += n;
+    }
   }
   return blobs;
 }

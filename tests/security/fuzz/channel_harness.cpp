@@ -1,6 +1,7 @@
 #include "tests/security/fuzz/channel_harness.h"
 
 #include <boost/asio/post.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -13,7 +14,7 @@ namespace dc::fuzz {
 namespace {
 
 constexpr size_t kGuard = 64;
-constexpr size_t kSizes[] = {0, 1, 100, MessageChannel::kEagerMax, MessageChannel::kEagerMax + 1, 1 << 20};
+constexpr size_t kSizes[] = {0, 1, 100, MessageChannel::kEagerMax, MessageChannel::kEagerMax + 1, 600 << 10};
 constexpr size_t kActions = 6;
 
 [[noreturn]] void broken(const char* what) {
@@ -53,15 +54,27 @@ class ScriptedStream : public FrameStream {
   bool closed_ = false;
 };
 
-struct Buffer {
-  std::vector<char> bytes;
-  explicit Buffer(size_t size) : bytes(size + 2 * kGuard, '\x77') {}
-  char* data() { return bytes.data() + kGuard; }
+// A posted buffer between guard bytes. The memory is allocated once and reused by every input
+// (fresh megabytes per input would cost more than the channel itself).
+class Buffer {
+ public:
+  Buffer() : bytes_(kLargest + 2 * kGuard) {}
+  char* use(size_t size) {
+    size_ = size;
+    std::memset(bytes_.data(), '\x77', kGuard);
+    std::memset(bytes_.data() + kGuard + size, '\x77', kGuard);
+    return bytes_.data() + kGuard;
+  }
   bool guards_intact() const {
     for (size_t i = 0; i < kGuard; ++i)
-      if (bytes[i] != '\x77' || bytes[bytes.size() - 1 - i] != '\x77') return false;
+      if (bytes_[i] != '\x77' || bytes_[kGuard + size_ + i] != '\x77') return false;
     return true;
   }
+
+ private:
+  static constexpr size_t kLargest = *std::max_element(std::begin(kSizes), std::end(kSizes));
+  std::vector<char> bytes_;
+  size_t size_ = 0;
 };
 
 }  // namespace
@@ -71,21 +84,16 @@ int run_channel(const uint8_t* data, size_t size, const MakeChannel& make, size_
   static const UniqueFd memfd = fd_bytes ? create_sealed_memfd("fuzz", fd_bytes, "fuzz") : UniqueFd();
   boost::asio::io_context io;
   auto channel = make(io, std::make_unique<ScriptedStream>(io, data + kActions, size - kActions, memfd.get()));
-  std::vector<std::unique_ptr<Buffer>> buffers;
-  std::vector<int> completions;
+  static Buffer buffers[kActions];
+  std::vector<int> completions(kActions, 0);
   for (size_t i = 0; i < kActions; ++i) {
     const uint8_t a = data[i];
     const size_t len = kSizes[(a >> 1) % std::size(kSizes)];
     const Tag tag{0, 0, uint64_t(a >> 5 & 3)};  // small tags, so that zero-filled frames match
-    buffers.push_back(std::make_unique<Buffer>(len));
-    completions.push_back(0);
+    char* buffer = buffers[i].use(len);
     auto done = [&completions, i](const Status&, size_t) { ++completions[i]; };
-    if (a & 1) {
-      std::memset(buffers.back()->data(), 's', len);
-      channel->send(tag, buffers.back()->data(), len, done);
-    } else {
-      channel->recv(tag, buffers.back()->data(), len, done);
-    }
+    if (a & 1) channel->send(tag, buffer, len, done);
+    else channel->recv(tag, buffer, len, done);
   }
   channel->start();
   io.run();  // the stream ends with EOF: the channel closes and every operation completes
@@ -93,7 +101,7 @@ int run_channel(const uint8_t* data, size_t size, const MakeChannel& make, size_
   io.restart();
   io.run();
   for (size_t i = 0; i < kActions; ++i) {
-    if (!buffers[i]->guards_intact()) broken("a write outside a posted buffer");
+    if (!buffers[i].guards_intact()) broken("a write outside a posted buffer");
     if (completions[i] != 1) broken("an operation did not complete exactly once");
   }
   return 0;
