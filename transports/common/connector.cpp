@@ -134,7 +134,7 @@ void Connector::authenticate(std::unique_ptr<Socket> socket) {
 void Connector::on_hello(const std::shared_ptr<Incoming>& in) {
   const Hello& hello = in->hello;
   const char* refused = nullptr;
-  if (hello.magic != Hello::kMagic || hello.rank < 0 || hello.rank >= identity_.rank)
+  if (!hello_claims_a_dialer(hello, identity_.rank))
     refused = "a hello claiming no rank that dials this one";
   else if (connected_.count(hello.rank))
     refused = "a second claim of a rank that is already connected";

@@ -59,4 +59,9 @@ struct Hello {
 };
 static_assert(sizeof(Hello) == 24, "the hello is part of the wire format");
 
+// Whether a hello that reached rank `acceptor` can be a dialer's: ours, from a lower rank.
+inline bool hello_claims_a_dialer(const Hello& hello, int acceptor) {
+  return hello.magic == Hello::kMagic && hello.rank >= 0 && hello.rank < acceptor;
+}
+
 }  // namespace dc

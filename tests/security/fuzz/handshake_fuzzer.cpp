@@ -1,12 +1,14 @@
-// libFuzzer target: the handshake (handshake.h) against a peer that does not know the secret. The
-// input plays the client's challenge and proof to a server, and the server's response and verdict
-// to a client. Neither side may ever accept: nobody can forge an HMAC over a fresh nonce.
+// libFuzzer target: the handshake (handshake.h) against a peer that does not know the secret, and
+// the peer hello that follows it (frame.h). The input plays the client's challenge and proof to a
+// server, the server's response and verdict to a client, then a hello to an acceptor of rank 8.
+// Neither side may ever accept: nobody can forge an HMAC over a fresh nonce.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
 #include "src/base/handshake.h"
+#include "transports/common/frame.h"
 
 namespace {
 
@@ -53,6 +55,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     Verdict verdict;
     if (take(data, size, &verdict)) (void)client.on_verdict(verdict);
+  }
+  if (size >= sizeof(dc::Hello)) {
+    dc::Hello hello;
+    std::memcpy(&hello, data, sizeof hello);
+    if (dc::hello_claims_a_dialer(hello, 8) && (hello.rank < 0 || hello.rank >= 8)) {
+      std::fprintf(stderr, "a hello claiming rank %d passed\n", hello.rank);
+      std::abort();
+    }
   }
   return 0;
 }
