@@ -1,5 +1,5 @@
-// Host memory from dcMemAlloc/ncclMemAlloc: memfd-backed and mapped shared, so a peer on the same
-// host can map the same pages (through /proc/<pid>/fd/<fd>) instead of copying through a bounce
+// Host memory from dcMemAlloc/ncclMemAlloc: a sealed memfd mapped shared, so a peer on the same
+// host that is passed the descriptor can map the same pages instead of copying through a bounce
 // buffer. The registry answers "is this address inside such memory, and where".
 #pragma once
 

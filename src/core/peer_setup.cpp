@@ -3,7 +3,9 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <condition_variable>
 #include <mutex>
@@ -27,6 +29,7 @@ std::string RankCard::encode() const {
 }
 
 RankCard RankCard::decode(const std::string& blob) {
+  if (blob.size() > kMaxBytes) fail(dcRemoteError, "DeepComm: a rank's card of " + std::to_string(blob.size()) + " bytes");
   RankCard card;
   std::istringstream in(blob);
   std::string line;
@@ -36,8 +39,12 @@ RankCard RankCard::decode(const std::string& blob) {
     std::string key = line.substr(0, eq), value = line.substr(eq + 1);
     if (key == "host") card.host = value;
     else if (key == "pid") card.pid = value;
-    else if (key == "nonce") card.nonce = std::stoull(value);
-    else if (key == "config") card.config.push_back(value);
+    else if (key == "nonce") {
+      char* end = nullptr;
+      errno = 0;
+      card.nonce = std::strtoull(value.c_str(), &end, 10);
+      if (value.empty() || *end || errno || value[0] == '-') fail(dcRemoteError, "DeepComm: a rank's card has a bad nonce");
+    } else if (key == "config") card.config.push_back(value);
     else if (key.rfind("addr.", 0) == 0) card.addresses[key.substr(5)] = value;
   }
   return card;
@@ -55,13 +62,14 @@ std::shared_ptr<PeerLinks> make_links() {
 // Every rank must run the same plans: compare the plan-shaping configuration of all ranks.
 }  // namespace
 
-RankCard open_transports(dcComm* comm) {
+RankCard open_transports(dcComm* comm, const Secret& secret) {
   comm->exec.links = make_links();
   TransportOptions options;
   options.io = &Engine::instance().io();
   options.rank = comm->exec.rank;
   options.session = comm->exec.id;
   options.host_id = host_identity();
+  options.secret = secret;
   RankCard card;
   card.host = options.host_id;
   card.pid = std::to_string(getpid());

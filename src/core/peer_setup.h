@@ -13,8 +13,11 @@
 
 namespace dc {
 
-// What each rank tells the others at bootstrap.
+// What each rank tells the others at bootstrap: "key=value" lines.
 struct RankCard {
+  // The longest card a rank accepts from another (a few hundred bytes in practice).
+  static constexpr size_t kMaxBytes = 64 * 1024;
+
   std::string host;
   std::string pid;
   uint64_t nonce = 0;  // rank 0's becomes the communicator id
@@ -22,11 +25,13 @@ struct RankCard {
   std::map<std::string, std::string> addresses;  // transport name -> address
 
   std::string encode() const;
+  // Throws dc::Error(dcRemoteError) for a card over kMaxBytes or a malformed entry.
   static RankCard decode(const std::string& blob);
 };
 
-// Creates comm's links and transports (per DEEPCOMM_TRANSPORT); returns the card to publish.
-RankCard open_transports(dcComm* comm);
+// Creates comm's links and transports (per DEEPCOMM_TRANSPORT), whose connections prove `secret`;
+// returns the card to publish.
+RankCard open_transports(dcComm* comm, const Secret& secret);
 // Fails (dcInvalidUsage, naming the variable) unless every card has this rank's settings.
 void check_agreement(const std::vector<RankCard>& cards, int rank);
 // Sizes the peer table and adds the self connection; before any connect_peers.

@@ -384,12 +384,12 @@ std::string connect_deadlines(const TransportFactory& factory, const std::string
   std::string result;
   io.call([&] {
     const uint64_t session = random_session();
-    dialer = factory(TransportOptions{&io.io(), 0, session, "test-host"});
-    acceptor = factory(TransportOptions{&io.io(), 1, session, "test-host"});
+    dialer = factory(options_for(io.io(), 0, session));
+    acceptor = factory(options_for(io.io(), 1, session));
   });
   const auto started = std::chrono::steady_clock::now();
   auto dialed = start_connect(io, *dialer, 1, dead_address, kTimeoutMs);
-  auto accepted = start_connect(io, *acceptor, 0, "", kTimeoutMs);  // nobody dials rank 1
+  auto accepted = start_connect(io, *acceptor, 0, dialer->address(), kTimeoutMs);  // nobody dials rank 1
   result = expect_failure(dialed, "dialing", kTimeoutMs, started);
   if (result.empty()) result = expect_failure(accepted, "accepting", kTimeoutMs, started);
   if (result.empty() && std::chrono::steady_clock::now() - started < std::chrono::milliseconds(kTimeoutMs - 50)) {
@@ -407,8 +407,8 @@ std::string wrong_session(const TransportFactory& factory) {
   RankIo io;
   std::unique_ptr<Transport> dialer, acceptor;
   io.call([&] {
-    dialer = factory(TransportOptions{&io.io(), 0, 1111, "test-host"});
-    acceptor = factory(TransportOptions{&io.io(), 1, 2222, "test-host"});
+    dialer = factory(options_for(io.io(), 0, 1111));
+    acceptor = factory(options_for(io.io(), 1, 2222));
   });
   const auto started = std::chrono::steady_clock::now();
   auto accepted = start_connect(io, *acceptor, 0, "", kTimeoutMs);

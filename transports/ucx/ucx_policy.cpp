@@ -5,7 +5,7 @@
 
 #include "src/base/error.h"
 #include "src/base/log.h"
-#include "transports/tcp/interface_select.h"
+#include "src/base/net_interface.h"
 
 namespace dc {
 
@@ -16,7 +16,7 @@ bool user_set(const char* name) { return std::getenv(name) != nullptr; }
 }  // namespace
 
 std::string ucx_net_devices() {
-  std::string devices = select_interface(list_ipv4_interfaces(), socket_ifname_spec()).name;
+  std::string devices = chosen_interface().name;
   // RDMA ports are named <device>:<port> in UCX; they carry no listening TCP socket.
   namespace fs = std::filesystem;
   std::error_code ec;

@@ -1,9 +1,10 @@
 // UCX transport: one UcxChannel per peer over the process's UCP worker. Its address, published
-// through the bootstrap cards, is "<host hash>;<control socket ip:port>;<worker address in hex>".
-// Set-up per peer: the lower rank dials the higher one's control socket (Connector: session and
-// rank checked, each side's connection id in its hello's extra), then each side makes its
-// endpoint from the peer's worker address. Endpoints to other hosts use UCX's peer-failure mode;
-// on one host UCX 1.13's shared memory has none, so there the control socket alone reports death.
+// through the bootstrap cards, is "<host hash>;<control socket ip:port>;<token>;<worker address in
+// hex>". Set-up per peer: the lower rank dials the higher one's control socket (Connector: the
+// handshake proves the unique id's secret, the hello's token binds the rank to its card), then the
+// two sides swap their channels' connection ids over that socket and each makes its endpoint from
+// the peer's worker address. Endpoints to other hosts use UCX's peer-failure mode; on one host UCX
+// 1.13's shared memory has none, so there the control socket alone reports death.
 #include <netinet/in.h>
 
 #include <algorithm>
@@ -11,10 +12,13 @@
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/write.hpp>
 
 #include "src/base/log.h"
+#include "src/base/net_interface.h"
 #include "transports/common/connector.h"
-#include "transports/tcp/interface_select.h"
 #include "transports/transport.h"
 #include "transports/ucx/ucx_channel.h"
 #include "transports/ucx/ucx_worker.h"
@@ -34,16 +38,19 @@ uint64_t fnv1a(const std::string& s) {
 struct PeerAddress {
   uint64_t host = 0;
   GenericEndpoint control;
+  PeerToken token{};
   std::string worker;
 };
 
 PeerAddress parse_address(const std::string& address) {
   const auto a = address.find(';');
   const auto b = a == std::string::npos ? a : address.find(';', a + 1);
+  const auto c = b == std::string::npos ? b : address.find(';', b + 1);
   const auto colon = b == std::string::npos ? b : address.rfind(':', b);
-  if (b == std::string::npos || colon == std::string::npos || colon < a)
-    fail(dcInvalidArgument, "malformed ucx address '" + address.substr(0, 80) + "'");
   PeerAddress p;
+  if (c == std::string::npos || colon == std::string::npos || colon < a ||
+      !token_from_hex(std::string_view(address).substr(b + 1, c - b - 1), &p.token))
+    fail(dcInvalidArgument, "malformed ucx address '" + address.substr(0, 80) + "'");
   boost::system::error_code ec;
   auto ip = boost::asio::ip::make_address(address.substr(a + 1, colon - a - 1), ec);
   unsigned long port = 0;
@@ -55,7 +62,7 @@ PeerAddress parse_address(const std::string& address) {
   }
   if (ec || port == 0 || port > 65535) fail(dcInvalidArgument, "malformed ucx address '" + address.substr(0, 80) + "'");
   p.control = GenericEndpoint(boost::asio::ip::tcp::endpoint(ip, static_cast<unsigned short>(port)));
-  p.worker = address.substr(b + 1);
+  p.worker = address.substr(c + 1);
   return p;
 }
 
@@ -65,11 +72,31 @@ uint16_t port_of(const GenericEndpoint& endpoint) {
   return ntohs(in.sin_port);
 }
 
-void put_id(Hello& hello, uint64_t id) { std::memcpy(hello.extra, &id, sizeof id); }
-uint64_t id_of(const Hello& hello) {
-  uint64_t id = 0;
-  std::memcpy(&id, hello.extra, sizeof id);
-  return id;
+// After the handshake each side writes its channel's connection id on the control socket and
+// reads the peer's (8 bytes each way, both fit a socket buffer), before the deadline.
+struct IdSwap {
+  std::unique_ptr<Connector::Socket> socket;
+  boost::asio::steady_timer timer;
+  uint64_t own = 0;
+  uint64_t peer = 0;
+  bool finished = false;
+  IdSwap(std::unique_ptr<Connector::Socket> s, uint64_t id) : socket(std::move(s)), timer(socket->get_executor()), own(id) {}
+};
+
+void swap_ids(const std::shared_ptr<IdSwap>& swap, int timeout_ms, std::function<void(const Status&)> done) {
+  swap->timer.expires_after(std::chrono::milliseconds(timeout_ms));
+  swap->timer.async_wait([swap](const boost::system::error_code& ec) {
+    if (!ec && !swap->finished) swap->socket->close();
+  });
+  boost::asio::async_write(*swap->socket, boost::asio::buffer(&swap->own, sizeof swap->own),
+                           [](const boost::system::error_code&, size_t) {});
+  boost::asio::async_read(*swap->socket, boost::asio::buffer(&swap->peer, sizeof swap->peer),
+                          [swap, done](const boost::system::error_code& ec, size_t) {
+                            swap->finished = true;
+                            swap->timer.cancel();
+                            if (ec) return done(Status::failure(dcRemoteError, "no connection id from the peer: " + ec.message()));
+                            done(Status::success());
+                          });
 }
 
 // What a Transport hands out: closes the channel when the last user reference goes away.
@@ -101,14 +128,18 @@ class UcxTransport : public Transport {
         rank_(options.rank),
         host_(fnv1a(options.host_id)),
         worker_(UcxWorker::get(io_)),
-        connector_(std::make_shared<Connector>(io_, options.rank, options.session, "ucx")) {
-    const NetInterface nic = select_interface(list_ipv4_interfaces(), socket_ifname_spec());
-    connector_->listen(GenericEndpoint(boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address(nic.ipv4), 0)));
+        token_(random_token()) {
+    Connector::Identity me{options.rank, options.session, options.secret, token_, handshake::Purpose::UcxPeer, "ucx"};
+    connector_ = std::make_shared<Connector>(io_, me);
+    const NetInterface nic = chosen_interface();
+    const auto ip = boost::asio::ip::make_address(nic.address);
+    if (!ip.is_v4()) fail(dcSystemError, "ucx transport: the chosen interface " + nic.name + " has no IPv4 address");
+    connector_->bind(GenericEndpoint(boost::asio::ip::tcp::endpoint(ip, 0)));
     char host[17];
     std::snprintf(host, sizeof host, "%016llx", static_cast<unsigned long long>(host_));
-    address_ = std::string(host) + ";" + nic.ipv4 + ":" + std::to_string(port_of(connector_->local_endpoint())) +
-               ";" + worker_->address();
-    DC_INFO("ucx transport: rank %d, control socket on %s (%s)", rank_, nic.ipv4.c_str(), nic.name.c_str());
+    address_ = std::string(host) + ";" + nic.address + ":" + std::to_string(port_of(connector_->local_endpoint())) +
+               ";" + token_hex(token_) + ";" + worker_->address();
+    DC_INFO("ucx transport: rank %d, control socket on %s (%s)", rank_, nic.address.c_str(), nic.name.c_str());
   }
 
   ~UcxTransport() override {
@@ -121,37 +152,30 @@ class UcxTransport : public Transport {
 
   void connect(int peer, const std::string& peer_address, int timeout_ms, ConnectDone done) override {
     if (peer == rank_) return report(done, Status::failure(dcInvalidArgument, "ucx transport: cannot connect to self"));
-    auto channel = std::make_shared<UcxChannel>(worker_, peer);
-    // The acceptor reads the peer's address only once the peer dialed (as the TCP transport does).
-    auto established = [this, peer, peer_address, channel, done](const Status& status,
-                                                                  std::unique_ptr<Connector::Socket> socket,
-                                                                  const Hello& hello) {
-      if (!status.ok()) return done(status, nullptr);
-      try {
-        const PeerAddress p = parse_address(peer_address);
-        ucp_ep_h ep = worker_->connect(p.worker, p.host != host_, peer);
-        channel->attach(ep, id_of(hello), std::move(*socket));
-      } catch (const Error& e) {
-        return done(Status::failure(e.code(), e.what()), nullptr);
-      }
-      done(Status::success(), std::make_shared<UcxConnection>(channel));
-    };
-    if (rank_ > peer) {
-      const uint64_t id = channel->id();
-      return connector_->accept(peer, timeout_ms, [id](const Hello&, Hello& reply) {
-        put_id(reply, id);
-        return Status::success();
-      }, established);
-    }
     PeerAddress p;
     try {
       p = parse_address(peer_address);
     } catch (const Error& e) {
       return report(done, Status::failure(e.code(), e.what()));
     }
-    Hello hello = connector_->own_hello();
-    put_id(hello, channel->id());
-    connector_->dial(peer, p.control, hello, timeout_ms, established);
+    auto channel = std::make_shared<UcxChannel>(worker_, peer);
+    auto established = [this, peer, p, channel, timeout_ms, done](const Status& status,
+                                                                 std::unique_ptr<Connector::Socket> socket) {
+      if (!status.ok()) return done(status, nullptr);
+      auto swap = std::make_shared<IdSwap>(std::move(socket), channel->id());
+      swap_ids(swap, timeout_ms, [this, peer, p, channel, swap, done](const Status& swapped) {
+        if (!swapped.ok()) return done(swapped, nullptr);
+        try {
+          ucp_ep_h ep = worker_->connect(p.worker, p.host != host_, peer);
+          channel->attach(ep, swap->peer, std::move(*swap->socket));
+        } catch (const Error& e) {
+          return done(Status::failure(e.code(), e.what()), nullptr);
+        }
+        done(Status::success(), std::make_shared<UcxConnection>(channel));
+      });
+    };
+    if (rank_ > peer) return connector_->accept(peer, p.token, nullptr, timeout_ms, established);
+    connector_->dial(peer, p.control, p.token, nullptr, timeout_ms, established);
   }
 
   MemoryRegistration register_memory(void* addr, size_t size) override {
@@ -173,6 +197,7 @@ class UcxTransport : public Transport {
   int rank_;
   uint64_t host_;
   std::shared_ptr<UcxWorker> worker_;
+  PeerToken token_;
   std::shared_ptr<Connector> connector_;
   std::string address_;
 };
