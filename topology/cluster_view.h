@@ -101,6 +101,8 @@ class ClusterView {
   const LinkTier& network_tier(int t) const { return network_[t]; }
   // The network tier two different hosts talk over: the first whose groups hold both.
   int tier_index(int host_a, int host_b) const;
+  // The host's group in a network tier (-1: the tier does not join it; 0 in a tier without groups).
+  int tier_group(int host, int tier) const { return hosts_[host].tier_group[tier]; }
   // The tier of the link between two ranks.
   const LinkTier& tier_between(int a, int b) const;
 
@@ -160,5 +162,13 @@ class ClusterView {
   mutable std::once_flag reach_once_;
   mutable std::vector<Reach> reach_;
 };
+
+namespace topo {
+// The view as a topology file: its network tiers as the model prices them (groups as host
+// indices) and one entry per host with its node — by host name where the names are distinct,
+// else by index — so that loading it gives the same tiers, groups and rails
+// (DEEPCOMM_TOPO_DUMP_FILE, deepcomm-topo).
+TopologyFile topology_file_of(const ClusterView& view);
+}  // namespace topo
 
 }  // namespace dc

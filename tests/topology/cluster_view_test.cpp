@@ -148,5 +148,22 @@ TEST(ClusterView, SubsetKeepsTiersGroupsAndRails) {
   EXPECT_NE(ClusterView::build(eight_hosts(2, nullptr))->hash(), view->hash());
 }
 
+TEST(ClusterView, ItsTopologyFileLoadsBackToTheSameView) {
+  const topo::TopologyFile file = topo::load_topology_file(fixture("files/two-tier.json"));
+  const auto view = ClusterView::build(eight_hosts(2, &file));
+  const topo::TopologyFile dumped = topo::parse_topology_file(topo::write_topology_file(topo::topology_file_of(*view)), "dump");
+  ASSERT_EQ(dumped.hosts.size(), 8u);
+  EXPECT_EQ(dumped.hosts[2].name, "gpu003");  // distinct names: entries by name
+  EXPECT_EQ(dumped.hosts[2].node.nics[1].rail, 0);  // gpu003's rails as its entry swapped them
+  const auto again = ClusterView::build(eight_hosts(2, &dumped));
+  EXPECT_EQ(again->ngroups(), 2);
+  EXPECT_EQ(again->rails(3), 2);
+  for (int t = 0; t < 2; ++t) {
+    EXPECT_EQ(again->network_tier(t).name, view->network_tier(t).name);
+    EXPECT_NEAR(again->network_tier(t).latency_s, view->network_tier(t).latency_s, 1e-12);
+    EXPECT_NEAR(again->network_tier(t).bandwidth_Bps, view->network_tier(t).bandwidth_Bps, 1e3);
+  }
+}
+
 }  // namespace
 }  // namespace dc
