@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
@@ -72,10 +73,30 @@ Config Config::from_environment() {
     c.timeout_ms = static_cast<int>(parse_unsigned("DEEPCOMM_TIMEOUT", v, 1, 2000000) * 1000);
   if (const char* v = env("DEEPCOMM_CONNECT_TIMEOUT"))
     c.connect_timeout_ms = static_cast<int>(parse_unsigned("DEEPCOMM_CONNECT_TIMEOUT", v, 1, 2000000) * 1000);
+  if (auto file = topo::load_topology_file_from_env())
+    c.topology_file = std::make_shared<const topo::TopologyFile>(std::move(*file));
+  if (const char* v = env("DEEPCOMM_TOPO_DUMP_FILE")) c.topology_dump_path = v;
   if (const char* v = env("DEEPCOMM_BOOTSTRAP_TIMEOUT"))
     c.bootstrap_timeout_ms = static_cast<int>(parse_unsigned("DEEPCOMM_BOOTSTRAP_TIMEOUT", v, 1, 2000000000));
   return c;
 }
+
+namespace {
+
+// The topology file's content (not its path): FNV-1a over its canonical text.
+std::string topology_digest(const std::shared_ptr<const topo::TopologyFile>& file) {
+  if (!file) return "none";
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char ch : topo::write_topology_file(*file)) {
+    h ^= ch;
+    h *= 0x100000001b3ull;
+  }
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(h));
+  return text;
+}
+
+}  // namespace
 
 std::vector<std::string> Config::plan_shaping_entries() const {
   const char* transport_names[] = {"auto", "shm", "tcp", "ucx", "ucx-all"};
@@ -85,6 +106,7 @@ std::vector<std::string> Config::plan_shaping_entries() const {
       "DEEPCOMM_CHUNK_BYTES=" + std::to_string(chunk_bytes),
       "DEEPCOMM_TREE_THRESHOLD=" + std::to_string(tree_threshold_bytes),
       "DEEPCOMM_FLAT_BYTES=" + std::to_string(flat_bytes),
+      "DEEPCOMM_TOPO_FILE=" + topology_digest(topology_file),
   };
 }
 

@@ -4,10 +4,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "src/plan/algorithm_filter.h"
+#include "topology/topology_file.h"
 
 namespace dc {
 
@@ -24,6 +26,9 @@ struct Config {
   int connect_timeout_ms = 60000;          // DEEPCOMM_CONNECT_TIMEOUT (seconds)
   int bootstrap_timeout_ms = 120000;       // DEEPCOMM_BOOTSTRAP_TIMEOUT (ms, read by bootstrap)
   bool blocking = true;                    // dcConfig_t.blocking (not from the environment)
+  // DEEPCOMM_TOPO_FILE, loaded (null when unset); its digest is plan-shaping.
+  std::shared_ptr<const topo::TopologyFile> topology_file;
+  std::string topology_dump_path;          // DEEPCOMM_TOPO_DUMP_FILE: rank 0 writes the cluster there
 
   // Reads the environment; throws dc::Error(dcInvalidArgument) naming a variable with a bad value.
   static Config from_environment();

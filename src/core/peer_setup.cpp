@@ -13,6 +13,7 @@
 
 #include "src/exec/engine_call.h"
 #include "src/core/flat_setup.h"
+#include "src/core/local_node.h"
 #include "src/base/log.h"
 #include "src/exec/comm_failure.h"
 #include "src/exec/engine.h"
@@ -22,7 +23,7 @@ namespace dc {
 
 std::string RankCard::encode() const {
   std::ostringstream out;
-  out << "host=" << host << '\n' << "pid=" << pid << '\n' << "nonce=" << nonce << '\n';
+  out << "host=" << host << '\n' << "pid=" << pid << '\n' << "nonce=" << nonce << '\n' << "node=" << node << '\n';
   for (const auto& c : config) out << "config=" << c << '\n';
   for (const auto& [name, addr] : addresses) out << "addr." << name << '=' << addr << '\n';
   return out.str();
@@ -44,7 +45,8 @@ RankCard RankCard::decode(const std::string& blob) {
       errno = 0;
       card.nonce = std::strtoull(value.c_str(), &end, 10);
       if (value.empty() || *end || errno || value[0] == '-') fail(dcRemoteError, "DeepComm: a rank's card has a bad nonce");
-    } else if (key == "config") card.config.push_back(value);
+    } else if (key == "node") card.node = value;
+    else if (key == "config") card.config.push_back(value);
     else if (key.rfind("addr.", 0) == 0) card.addresses[key.substr(5)] = value;
   }
   return card;
@@ -75,6 +77,7 @@ RankCard open_transports(dcComm* comm, const Secret& secret) {
   card.pid = std::to_string(getpid());
   card.nonce = random_nonce();
   card.config = comm->config.plan_shaping_entries();
+  card.node = summary_to_card(local_node_summary());
   auto links = comm->exec.links;
   const TransportChoice choice = comm->config.transport;
   card.addresses = call_on_engine(
@@ -180,16 +183,37 @@ void connect_peers(dcComm* comm, const std::vector<RankCard>& cards, const std::
   if (!pending->status.ok()) throw Error(pending->status.code, pending->status.message);
 }
 
+std::shared_ptr<const ClusterView> build_cluster_view(const Config& config, const std::vector<RankCard>& cards) {
+  ClusterInputs in;
+  for (size_t r = 0; r < cards.size(); ++r) {
+    in.host_ids.push_back(cards[r].host);
+    try {
+      in.nodes.push_back(summary_from_card(cards[r].node));
+    } catch (const Error& e) {
+      fail(dcInvalidUsage, "DeepComm: rank " + std::to_string(r) + "'s node summary: " + e.what());
+    }
+  }
+  in.file = config.topology_file.get();
+  in.shared_memory = config.transport != TransportChoice::Tcp && config.transport != TransportChoice::UcxAll;
+  return ClusterView::build(in);
+}
+
+void dump_cluster_view(const ClusterView& view, const std::string& path) {
+  try {
+    topo::dump_topology_file(topo::topology_file_of(view), path);
+    DC_INFO("wrote the cluster's topology to %s", path.c_str());
+  } catch (const Error& e) {
+    DC_WARN("DEEPCOMM_TOPO_DUMP_FILE: %s", e.what());
+  }
+}
+
 void finish_setup(dcComm* comm, const std::vector<RankCard>& cards, const std::vector<int>& remaining) {
   check_agreement(cards, comm->exec.rank);
   // With NCCL_COMM_ID or torchrun every id names the same address, so the id's session is not
   // unique per communicator: rank 0's random nonce is.
   comm->exec.id = cards[0].nonce;
-  std::vector<std::string> hosts;
-  for (const RankCard& card : cards) hosts.push_back(card.host);
-  const bool host_memory_shared = comm->config.transport != TransportChoice::Tcp &&
-                                  comm->config.transport != TransportChoice::UcxAll;
-  comm->cluster = ClusterView::from_hosts(hosts, host_memory_shared);
+  comm->cluster = build_cluster_view(comm->config, cards);
+  if (comm->exec.rank == 0 && !comm->config.topology_dump_path.empty()) dump_cluster_view(*comm->cluster, comm->config.topology_dump_path);
   connect_peers(comm, cards, remaining);
   comm->exec.link_index.resize(comm->exec.nranks);
   for (int r = 0; r < comm->exec.nranks; ++r) comm->exec.link_index[r] = r;
