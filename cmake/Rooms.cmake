@@ -36,6 +36,7 @@ function(deepcomm_room name)
     $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}>
     $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>)
   target_compile_options(dc_${name} PRIVATE -Wall -Wextra)
+  deepcomm_instrument_for_fuzzing(dc_${name})
   foreach(dep ${R_DEPENDS})
     target_link_libraries(dc_${name} PUBLIC dc_${dep})
   endforeach()

@@ -45,8 +45,11 @@ struct TierCalibration {
 // one group; a tier without groups joins every host (so it can only be the last).
 struct Tier {
   std::string name;
-  double bandwidth_gbps = 0;  // per host link, Gbit/s
+  double bandwidth_gbps = 0;  // per host link (per rail when per_rail), Gbit/s
   double latency_us = 0;
+  // Each rail of a host is a link of this tier (a host without rails has one); otherwise the
+  // host's ranks share one link.
+  bool per_rail = false;
   std::optional<TierCalibration> calibration;
   std::vector<HostGroup> groups;
   int line = 0;

@@ -146,7 +146,7 @@ class Parser {
     for (size_t t = 0; t < tiers.items.size(); ++t) {
       const JsonValue& v = tiers.items[t];
       const std::string path = item("tiers", t);
-      schema_.object(v, path, {"name", "bandwidth_gbps", "latency_us", "groups", "calibration"},
+      schema_.object(v, path, {"name", "bandwidth_gbps", "latency_us", "per_rail", "groups", "calibration"},
                      {"name", "bandwidth_gbps", "latency_us"});
       if (t > 0 && file_.tiers.back().groups.empty()) {
         schema_.fail_at(v, path, "never used: " + item("tiers", t - 1) + " has no groups, so it joins every host");
@@ -159,6 +159,10 @@ class Parser {
       }
       tier.bandwidth_gbps = schema_.number(*v.find("bandwidth_gbps"), path + ".bandwidth_gbps", 0, kMaxBandwidthGbps, true);
       tier.latency_us = schema_.number(*v.find("latency_us"), path + ".latency_us", 0, kMaxMicroseconds, false);
+      if (const JsonValue* per_rail = v.find("per_rail")) {
+        schema_.of_kind(*per_rail, path + ".per_rail", Kind::Bool);
+        tier.per_rail = per_rail->boolean;
+      }
       if (const JsonValue* c = v.find("calibration")) {
         const std::string cpath = path + ".calibration";
         schema_.object(*c, cpath, {"alpha_us", "beta_ns_per_byte"}, {"alpha_us", "beta_ns_per_byte"});

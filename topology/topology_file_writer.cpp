@@ -74,6 +74,7 @@ std::string block(const std::vector<std::string>& lines, const std::string& inde
 std::string tier_text(const Tier& tier) {
   std::string out = "    {\n      \"name\": " + json_string(tier.name) + ",\n      \"bandwidth_gbps\": " +
                     json_number(tier.bandwidth_gbps) + ",\n      \"latency_us\": " + json_number(tier.latency_us);
+  if (tier.per_rail) out += ",\n      \"per_rail\": true";
   if (tier.calibration) {
     out += ",\n      \"calibration\": " + Line()
                                               .add("alpha_us", json_number(tier.calibration->alpha_us))

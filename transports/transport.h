@@ -15,6 +15,7 @@
 #include <boost/asio/io_context.hpp>
 
 #include "src/base/error.h"
+#include "src/base/handshake.h"
 
 namespace dc {
 
@@ -92,6 +93,12 @@ class Connection {
   virtual void cancel(uint64_t comm, uint64_t seq) = 0;
   virtual const char* transport_name() const = 0;
   virtual TransportCounters counters() const = 0;
+  // Memory shared with the peer process (the shm transport; false/-1 elsewhere). pass_memory hands
+  // the peer a sealed memfd of `bytes` under `key` (the caller keeps its own descriptor);
+  // receive_memory calls done with the memfd the peer passed under `key`, checked to be sealed and
+  // `bytes` long, once it arrived (done owns it), or with -1 when it cannot arrive any more.
+  virtual bool pass_memory(uint64_t /*key*/, int /*fd*/, size_t /*bytes*/) { return false; }
+  virtual void receive_memory(uint64_t /*key*/, size_t /*bytes*/, std::function<void(int fd)> done) { done(-1); }
 };
 
 // Opaque handle of registered memory; transports that need none return an empty handle.
@@ -123,11 +130,15 @@ class Transport {
 struct TransportOptions {
   boost::asio::io_context* io = nullptr;  // the progress engine's
   int rank = 0;
-  uint64_t session = 0;   // random id shared by the ranks of one init (hello check)
+  uint64_t session = 0;   // names the communicator's rendezvous (handshake.h)
   std::string host_id;    // this rank's host identity
+  Secret secret;          // every connection proves knowledge of it (handshake.h)
 };
 
 std::unique_ptr<Transport> make_tcp_transport(const TransportOptions& options);
 std::unique_ptr<Transport> make_shm_transport(const TransportOptions& options);
+// UCX (transports/ucx/): throws dc::Error saying why where DeepComm was built without libucx-dev
+// or UCX cannot be loaded or started.
+std::unique_ptr<Transport> make_ucx_transport(const TransportOptions& options);
 
 }  // namespace dc

@@ -1,6 +1,8 @@
 """The configurations the comparison runs: DeepComm over shared memory and TCP, Open MPI in its
-shared-memory selections and its TCP one, and Gloo (TCP); and both libraries on a cluster of
-network-namespace hosts (bench/compare/cluster.py). Each builds the command line of one run."""
+shared-memory selections and its TCP one, and Gloo (TCP); DeepComm over UCX beside its own TCP
+transport and Open MPI's UCX pml, all three on UCX_TLS=tcp or plain TCP; and both libraries on a
+cluster of network-namespace hosts (bench/compare/cluster.py). Each builds the command line of one
+run."""
 
 import os
 import tempfile
@@ -15,6 +17,9 @@ OMPI_SELECTIONS = {
     "ompi-ucx": ["--mca", "pml", "ucx", "--mca", "pml_ucx_tls", "any", "--mca", "pml_ucx_devices", "any",
                  "-x", "UCX_TLS=sm,self"],
     "ompi-tcp": ["--mca", "pml", "ob1", "--mca", "btl", "self,tcp"],
+    # Open MPI's UCX pml over UCX's TCP transport (the "ucx" group).
+    "ompi-ucx-tcp": ["--mca", "pml", "ucx", "--mca", "pml_ucx_tls", "any", "--mca", "pml_ucx_devices", "any",
+                     "-x", "UCX_TLS=tcp"],
     # On the cluster: shared memory between the ranks of one host, TCP between hosts.
     "ompi-cluster": ["--mca", "pml", "ob1", "--mca", "btl", "self,vader,tcp"],
 }
@@ -23,6 +28,8 @@ OMPI_SELECTIONS = {
 GROUPS = {
     "shm": ["deepcomm-shm", "ompi-default", "ompi-vader", "ompi-ucx"],
     "tcp": ["deepcomm-tcp", "ompi-tcp", "gloo"],
+    # DeepComm over UCX (ucx-all, UCX_TLS=tcp) against its own TCP transport and Open MPI over UCX.
+    "ucx": ["deepcomm-ucx", "deepcomm-tcp", "ompi-ucx-tcp"],
     "cluster": ["deepcomm-cluster", "ompi-cluster"],  # needs --cluster-hosts (a Cluster)
 }
 
@@ -45,6 +52,8 @@ def command(config, collective, nranks, bench_dir, launcher, size_args, json_pat
         env = dict(deepcomm_env or {})
         if config == "deepcomm-tcp":
             env["DEEPCOMM_TRANSPORT"] = "tcp"
+        if config == "deepcomm-ucx":
+            env.update(DEEPCOMM_TRANSPORT="ucx-all", UCX_TLS="tcp")
         prog = os.path.join(bench_dir, collective + "_perf")
         return [launcher, "-n", str(nranks), prog] + size_args + ["-c", "1", "-J", json_path], env
     if config.startswith("ompi-"):

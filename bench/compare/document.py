@@ -120,16 +120,24 @@ def merged_cluster(runs):
             [f for raw in with_cluster for f in raw["cluster_failures"]])
 
 
+# The UCX section at the end of the file is written by hand from bench/compare/ucx_p2p.py and the
+# "ucx" group's runs; it is kept as it is.
+UCX_HEADING = "## The UCX transport"
+
+
 def write(path, main_text, cluster_text):
     """Writes the document, replacing only the parts given: the generated main part and the cluster
-    section (kept at the end); a part that is None keeps its text from the file already there."""
+    section (kept before the UCX section, which stays last); a part that is None keeps its text from
+    the file already there."""
     old = ""
     if os.path.exists(path):
         with open(path) as f:
             old = f.read()
+    at_ucx = old.find(UCX_HEADING)
+    old, ucx = (old[:at_ucx], old[at_ucx:]) if at_ucx >= 0 else (old, "")
     at = old.find(cluster_report.HEADING)
     old_main, old_cluster = (old[:at], old[at:]) if at >= 0 else (old, "")
-    parts = [t.rstrip("\n") + "\n" for t in (main_text or old_main, cluster_text or old_cluster) if t.strip()]
+    parts = [t.rstrip("\n") + "\n" for t in (main_text or old_main, cluster_text or old_cluster, ucx) if t.strip()]
     with open(path, "w") as f:
         f.write("\n".join(parts))
 

@@ -107,6 +107,9 @@ typedef struct {
    * sender's registered dcMemAlloc/ncclMemAlloc memory mapped into this process. */
   uint64_t shmBytesStaged;
   uint64_t shmBytesFromRegistered;
+  /* Through UCX (DEEPCOMM_TRANSPORT=ucx or ucx-all). */
+  uint64_t ucxBytesSent;
+  uint64_t ucxBytesReceived;
 } dcCounters_t;
 
 const char* dcGetErrorString(dcResult_t result);

@@ -10,11 +10,13 @@
 #include <string>
 
 #include "src/base/error.h"
+#include "src/base/memfd.h"
 
 namespace dc {
 
 namespace {
 std::mutex g_mutex;
+uint64_t g_next_serial = 1;
 std::map<const char*, ShareableRegion>& regions() {
   static auto* m = new std::map<const char*, ShareableRegion>();
   return *m;
@@ -25,21 +27,11 @@ void* shareable_alloc(size_t size) {
   if (size == 0) fail(dcInvalidArgument, "DeepComm: memory allocation of 0 bytes");
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   const size_t rounded = (size + page - 1) / page * page;
-  int fd = memfd_create("deepcomm-mem", MFD_CLOEXEC);
-  if (fd < 0) fail(dcSystemError, std::string("DeepComm: memfd_create failed: ") + strerror(errno));
-  if (ftruncate(fd, static_cast<off_t>(rounded)) != 0) {
-    int err = errno;
-    close(fd);
-    fail(dcSystemError, std::string("DeepComm: cannot size shareable memory: ") + strerror(err));
-  }
-  void* p = mmap(nullptr, rounded, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (p == MAP_FAILED) {
-    int err = errno;
-    close(fd);
-    fail(dcSystemError, std::string("DeepComm: cannot map shareable memory: ") + strerror(err));
-  }
+  // Sealed: peers map it (shm_channel.cpp) and must never see it shrink under them.
+  UniqueFd fd = create_sealed_memfd("deepcomm-mem", rounded, "DeepComm: shareable memory");
+  void* p = map_memfd(fd.get(), rounded, true, "DeepComm: shareable memory");
   std::lock_guard<std::mutex> lock(g_mutex);
-  regions()[static_cast<const char*>(p)] = ShareableRegion{p, rounded, fd};
+  regions()[static_cast<const char*>(p)] = ShareableRegion{p, rounded, fd.release(), g_next_serial++};
   return p;
 }
 

@@ -1,7 +1,9 @@
 // The native C API (deepcomm.h). Every function converts internal failures into a dcResult_t and a
 // per-thread message; no exception crosses this boundary.
 #include <algorithm>
+#include <condition_variable>
 #include <cstring>
+#include <mutex>
 #include <new>
 #include <thread>
 
@@ -50,6 +52,7 @@ dcResult_t run(dcCollective_t coll, const void* sendbuf, void* recvbuf, size_t c
                dcDataType_t dt, dcRedOp_t op, int root, dcComm_t comm, dcRequest_t* request) {
   dcResult_t state = dcSuccess;
   dcResult_t result = guarded([&] {
+    dc::CommUse use(comm);  // an abort on another thread waits until this call is out
     dc::OpArgs a;
     a.collective = coll;
     a.sendbuf = sendbuf;
@@ -119,7 +122,10 @@ DC_EXPORT dcResult_t dcCommInitRankScalable(dcComm_t* comm, int nranks, int rank
     require(comm, "communicator pointer");
     require(ids, "unique id array");
     *comm = nullptr;
-    if (nids < 1) dc::fail(dcInvalidArgument, "DeepComm: nIds must be at least 1");
+    // Checked before the array is read: nids larger than nranks would read past a caller's array.
+    if (nids < 1 || nranks < 1 || nids > nranks)
+      dc::fail(dcInvalidArgument, "DeepComm: nIds must be in [1, nranks] (got " + std::to_string(nids) + " for " +
+                                      std::to_string(nranks) + " ranks)");
     *comm = dc::init_rank_scalable(nranks, rank, std::vector<dcUniqueId>(ids, ids + nids), config);
   });
   return in_progress_if_nonblocking(result, comm ? *comm : nullptr);
@@ -133,15 +139,40 @@ DC_EXPORT dcResult_t dcCommInitAll(dcComm_t* comms, int nranks) {
     dc::make_unique_id(&id);
     std::vector<dcResult_t> results(nranks, dcSuccess);
     std::vector<std::string> messages(nranks);
+    for (int r = 0; r < nranks; ++r) comms[r] = nullptr;
+    // Every rank's thread is made before any starts: if one cannot be, the others return at once
+    // instead of waiting at the rendezvous for a rank that never comes.
+    struct Gate {
+      std::mutex mutex;
+      std::condition_variable cv;
+      bool open = false, cancelled = false;
+    } gate;
     std::vector<std::thread> threads;
-    for (int r = 0; r < nranks; ++r) {
-      comms[r] = nullptr;
-      threads.emplace_back([&, r] {
-        results[r] = dcCommInitRank(&comms[r], nranks, &id, r, nullptr);
-        if (results[r] != dcSuccess) messages[r] = dcGetLastError();
-      });
+    std::string not_created;
+    for (int r = 0; r < nranks && not_created.empty(); ++r) {
+      try {
+        threads.emplace_back([&, r] {
+          {
+            std::unique_lock<std::mutex> lock(gate.mutex);
+            gate.cv.wait(lock, [&] { return gate.open; });
+            if (gate.cancelled) return;
+          }
+          results[r] = dcCommInitRank(&comms[r], nranks, &id, r, nullptr);
+          if (results[r] != dcSuccess) messages[r] = dcGetLastError();
+        });
+      } catch (const std::exception& e) {
+        not_created = "DeepComm: dcCommInitAll cannot create the thread of rank " + std::to_string(r) + " of " +
+                      std::to_string(nranks) + ": " + e.what();
+      }
     }
+    {
+      std::lock_guard<std::mutex> lock(gate.mutex);
+      gate.open = true;
+      gate.cancelled = !not_created.empty();
+    }
+    gate.cv.notify_all();
     for (auto& t : threads) t.join();
+    if (!not_created.empty()) dc::fail(dcSystemError, not_created);
     for (int r = 0; r < nranks; ++r) {
       if (results[r] == dcSuccess) continue;
       for (int k = 0; k < nranks; ++k)
@@ -165,7 +196,8 @@ DC_EXPORT dcResult_t dcCommSplit(dcComm_t comm, int color, int key, dcComm_t* ne
   dcResult_t result = guarded([&] {
     require(newcomm, "new communicator pointer");
     *newcomm = nullptr;
-    *newcomm = dc::split_comm(dc::checked_comm(comm), color, key, config);
+    dc::CommUse use(comm);
+    *newcomm = dc::split_comm(use.get(), color, key, config);
   });
   return in_progress_if_nonblocking(result, newcomm ? *newcomm : nullptr);
 }
@@ -173,7 +205,7 @@ DC_EXPORT dcResult_t dcCommSplit(dcComm_t comm, int color, int key, dcComm_t* ne
 DC_EXPORT dcResult_t dcCommFinalize(dcComm_t comm) {
   bool in_progress = false;
   dcResult_t result = guarded([&] {
-    dc::checked_comm(comm);
+    dc::CommUse use(comm);
     std::unique_lock<std::mutex> lock(comm->exec.inflight_mutex);
     if (!comm->config.blocking) {  // the operations finish in the background
       in_progress = comm->exec.inflight > 0 || comm->initializing;
@@ -187,16 +219,17 @@ DC_EXPORT dcResult_t dcCommFinalize(dcComm_t comm) {
 }
 
 DC_EXPORT dcResult_t dcCommDestroy(dcComm_t comm) {
-  return guarded([&] { dc::destroy_comm(dc::checked_comm(comm)); });
+  return guarded([&] { dc::destroy_comm(comm); });
 }
 
 DC_EXPORT dcResult_t dcCommAbort(dcComm_t comm) {
-  return guarded([&] { dc::abort_comm(dc::checked_comm(comm)); });
+  return guarded([&] { dc::abort_comm(comm); });
 }
 
 DC_EXPORT dcResult_t dcCommRevoke(dcComm_t comm) {
   return guarded([&] {
-    dc::fail_comm_from_caller(&dc::checked_comm(comm)->exec,
+    dc::CommUse use(comm);
+    dc::fail_comm_from_caller(&use.get()->exec,
                               dc::Status::failure(dcInvalidUsage, "DeepComm: the communicator was revoked"));
   });
 }
@@ -205,7 +238,7 @@ DC_EXPORT dcResult_t dcCommFailedRanks(dcComm_t comm, int* ranks, int capacity, 
   return guarded([&] {
     require(count, "count pointer");
     if (capacity < 0 || (capacity > 0 && !ranks)) dc::fail(dcInvalidArgument, "DeepComm: bad rank array");
-    dc::checked_comm(comm);
+    dc::CommUse use(comm);
     std::vector<int> gone = dc::call_on_engine([comm] { return dc::gone_peers(&comm->exec); },
                                                comm->config.connect_timeout_ms, "reading failed ranks");
     *count = static_cast<int>(gone.size());
@@ -221,35 +254,37 @@ DC_EXPORT dcResult_t dcCommShrink(dcComm_t comm, const int* exclude, int exclude
     if (exclude_count < 0 || (exclude_count > 0 && !exclude))
       dc::fail(dcInvalidArgument, "DeepComm: bad exclude list");
     std::vector<int> excluded(exclude, exclude + exclude_count);
-    *newcomm = dc::shrink_comm(dc::checked_comm(comm), excluded, config, flags);
+    dc::CommUse use(comm);
+    *newcomm = dc::shrink_comm(use.get(), excluded, config, flags);
   });
 }
 
 DC_EXPORT dcResult_t dcCommCount(dcComm_t comm, int* count) {
   return guarded([&] {
     require(count, "count");
-    *count = dc::checked_comm(comm)->exec.nranks;
+    *count = dc::CommUse(comm).get()->exec.nranks;
   });
 }
 
 DC_EXPORT dcResult_t dcCommRank(dcComm_t comm, int* rank) {
   return guarded([&] {
     require(rank, "rank");
-    *rank = dc::checked_comm(comm)->exec.rank;
+    *rank = dc::CommUse(comm).get()->exec.rank;
   });
 }
 
 DC_EXPORT dcResult_t dcCommGetAsyncError(dcComm_t comm, dcResult_t* error) {
   return guarded([&] {
     require(error, "error pointer");
-    *error = dc::async_state(dc::checked_comm(comm));
+    dc::CommUse use(comm);
+    *error = dc::async_state(use.get());
   });
 }
 
 DC_EXPORT dcResult_t dcCommGetCounters(dcComm_t comm, dcCounters_t* counters) {
   return guarded([&] {
     require(counters, "counters");
-    dc::checked_comm(comm);
+    dc::CommUse use(comm);
     *counters = dc::call_on_engine(
         [comm] {
           dcCounters_t c{};
@@ -260,6 +295,9 @@ DC_EXPORT dcResult_t dcCommGetCounters(dcComm_t comm, dcCounters_t* counters) {
             if (std::strcmp(conn->transport_name(), "tcp") == 0) {
               c.tcpBytesSent += t.bytes_sent;
               c.tcpBytesReceived += t.bytes_received;
+            } else if (std::strcmp(conn->transport_name(), "ucx") == 0) {
+              c.ucxBytesSent += t.bytes_sent;
+              c.ucxBytesReceived += t.bytes_received;
             } else {
               c.shmBytesSent += t.bytes_sent;
               c.shmBytesReceived += t.bytes_received;
@@ -277,7 +315,7 @@ DC_EXPORT dcResult_t dcCommPlanJson(dcComm_t comm, dcCollective_t coll, size_t c
                                     dcDataType_t dt, int root, char* buf, size_t* len) {
   return guarded([&] {
     require(len, "length pointer");
-    dc::checked_comm(comm);
+    dc::CommUse use(comm);
     if (coll < 0 || coll >= dcNumCollectives) dc::fail(dcInvalidArgument, "DeepComm: unknown collective");
     if (dt < 0 || dt >= dcNumTypes) dc::fail(dcInvalidArgument, "DeepComm: unknown datatype");
     dc::OpArgs args;
@@ -421,7 +459,7 @@ DC_EXPORT dcResult_t dcRedOpCreatePreMulSum(dcRedOp_t* op, const void* scalar, d
   return guarded([&] {
     require(op, "op pointer");
     require(scalar, "scalar");
-    dc::checked_comm(comm);
+    dc::CommUse use(comm);
     const size_t elem = dc::datatype_size(dt);
     if (dt < 0 || dt >= dcNumTypes || elem == 0) dc::fail(dcInvalidArgument, "DeepComm: unknown datatype");
     size_t slot = 0;
@@ -437,7 +475,7 @@ DC_EXPORT dcResult_t dcRedOpCreatePreMulSum(dcRedOp_t* op, const void* scalar, d
 
 DC_EXPORT dcResult_t dcRedOpDestroy(dcRedOp_t op, dcComm_t comm) {
   return guarded([&] {
-    dc::checked_comm(comm);
+    dc::CommUse use(comm);
     const size_t slot = static_cast<size_t>(op) - dcNumOps;
     if (op < dcNumOps || slot >= comm->premul_ops.size() || !comm->premul_ops[slot].in_use)
       dc::fail(dcInvalidArgument, "DeepComm: op was not created by dcRedOpCreatePreMulSum on this communicator");
@@ -448,13 +486,15 @@ DC_EXPORT dcResult_t dcRedOpDestroy(dcRedOp_t op, dcComm_t comm) {
 DC_EXPORT dcResult_t dcCommRegister(dcComm_t comm, void* buf, size_t size, void** handle) {
   return guarded([&] {
     require(handle, "handle pointer");
-    *handle = dc::register_memory(dc::checked_comm(comm), buf, size, false);
+    dc::CommUse use(comm);
+    *handle = dc::register_memory(use.get(), buf, size, false);
   });
 }
 
 DC_EXPORT dcResult_t dcCommDeregister(dcComm_t comm, void* handle) {
   return guarded([&] {
-    dc::deregister_memory(dc::checked_comm(comm), static_cast<dc::Registration*>(handle), false);
+    dc::CommUse use(comm);
+    dc::deregister_memory(use.get(), static_cast<dc::Registration*>(handle), false);
   });
 }
 
@@ -462,13 +502,15 @@ DC_EXPORT dcResult_t dcCommWindowRegister(dcComm_t comm, void* buf, size_t size,
   return guarded([&] {
     require(win, "window pointer");
     if (flags != 0 && flags != 1) dc::fail(dcInvalidArgument, "DeepComm: unknown window flags " + std::to_string(flags));
-    *win = reinterpret_cast<dcWindow_t>(dc::register_memory(dc::checked_comm(comm), buf, size, true));
+    dc::CommUse use(comm);
+    *win = reinterpret_cast<dcWindow_t>(dc::register_memory(use.get(), buf, size, true));
   });
 }
 
 DC_EXPORT dcResult_t dcCommWindowDeregister(dcComm_t comm, dcWindow_t win) {
   return guarded([&] {
-    dc::deregister_memory(dc::checked_comm(comm), reinterpret_cast<dc::Registration*>(win), true);
+    dc::CommUse use(comm);
+    dc::deregister_memory(use.get(), reinterpret_cast<dc::Registration*>(win), true);
   });
 }
 

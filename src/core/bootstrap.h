@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "deepcomm/deepcomm.h"
+#include "src/base/handshake.h"
 
 namespace dc {
 
@@ -16,10 +17,13 @@ namespace dc {
 // address instead and rank 0 hosts the root there during bootstrap_allgather (as NCCL does).
 void make_unique_id(dcUniqueId* id);
 
-// Random 64-bit value carried in the id, shared by all ranks of the communicator.
+// The 64-bit value naming the rendezvous, shared by all ranks of the communicator (no credential).
 uint64_t unique_id_session(const dcUniqueId& id);
+// The 128-bit secret every connection of the communicator proves knowledge of (handshake.h).
+Secret unique_id_secret(const dcUniqueId& id);
 
-// Throws dc::Error(dcInvalidArgument) when the id was not made by make_unique_id (bad magic).
+// Throws dc::Error(dcInvalidArgument) when the id was not made by make_unique_id (bad magic, an
+// unknown version, flags or bytes set where none belong).
 void validate_unique_id(const dcUniqueId& id);
 
 // Sends blob to the root named by id as `rank` of `nranks` and returns every rank's blob (index =

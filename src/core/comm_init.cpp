@@ -21,6 +21,10 @@ namespace dc {
 
 namespace {
 
+// How long abort waits for calls and operations on the communicator to end before it gives up
+// freeing it (they were failed; they end at once unless a thread is stuck outside the library).
+constexpr int kAbortWaitMs = 5000;
+
 // The fields of a caller's dcConfig_t, read only as far as its size says.
 const char* user_comm_name(const dcConfig_t* config) {
   return config && config->size >= offsetof(dcConfig_t, commName) + sizeof(char*) ? config->commName : nullptr;
@@ -56,7 +60,7 @@ uint64_t mix(uint64_t a, uint64_t b) {
 
 // Bootstrap and connection set-up of a communicator whose fields were filled by init_rank.
 void connect_comm(dcComm* comm, const dcUniqueId& id) {
-  const RankCard card = open_transports(comm);
+  const RankCard card = open_transports(comm, unique_id_secret(id));
   std::vector<std::string> blobs =
       bootstrap_allgather(id, comm->exec.rank, comm->exec.nranks, card.encode(), comm->config.bootstrap_timeout_ms);
   std::vector<RankCard> cards;
@@ -267,7 +271,11 @@ dcComm* shrink_comm(dcComm* parent, std::vector<int> excluded, const dcConfig_t*
 }
 
 void destroy_comm(dcComm* comm) {
-  unregister_comm(comm);
+  retire_comm(comm);
+  if (!wait_until_unused(comm, comm->config.timeout_ms)) {
+    DC_WARN("comm destroy: another thread is still inside a call on the communicator; leaking it");
+    return;
+  }
   if (comm->init_thread.joinable()) comm->init_thread.join();  // bounded by the set-up deadlines
   if (!comm->exec.wait_idle(comm->config.timeout_ms)) {
     // Operations still reference it: leak rather than free memory the engine may touch.
@@ -279,10 +287,15 @@ void destroy_comm(dcComm* comm) {
 }
 
 void abort_comm(dcComm* comm) {
-  unregister_comm(comm);
+  retire_comm(comm);  // no call enters from now on
   if (comm->init_thread.joinable()) comm->init_thread.join();
   fail_comm_from_caller(&comm->exec, Status::failure(dcSystemError, "DeepComm: the communicator was aborted"));
-  if (!comm->exec.wait_idle(1000)) {
+  // Calls already inside (blocked in another thread) return now that their operations failed.
+  if (!wait_until_unused(comm, kAbortWaitMs)) {
+    DC_WARN("comm abort: a call on another thread did not return; leaking the communicator");
+    return;
+  }
+  if (!comm->exec.wait_idle(kAbortWaitMs)) {
     DC_WARN("comm abort: operations did not end; leaking the communicator");
     return;
   }

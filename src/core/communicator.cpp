@@ -1,5 +1,7 @@
 #include "src/core/communicator.h"
 
+#include <chrono>
+#include <condition_variable>
 #include <set>
 #include <sstream>
 
@@ -14,6 +16,7 @@ namespace dc {
 namespace {
 
 std::mutex g_registry_mutex;
+std::condition_variable g_users_left;  // a CommUse ended
 std::set<dcComm*>& registry() {
   static auto* comms = new std::set<dcComm*>();
   return *comms;
@@ -26,17 +29,38 @@ void register_comm(dcComm* comm) {
   registry().insert(comm);
 }
 
-void unregister_comm(dcComm* comm) {
-  std::lock_guard<std::mutex> lock(g_registry_mutex);
-  registry().erase(comm);
-}
-
 dcComm* checked_comm(dcComm* comm) {
   if (!comm) fail(dcInvalidArgument, "DeepComm: communicator is NULL");
   std::lock_guard<std::mutex> lock(g_registry_mutex);
   if (!registry().count(comm))
     fail(dcInvalidArgument, "DeepComm: communicator is not valid (destroyed, or never created)");
   return comm;
+}
+
+CommUse::CommUse(dcComm* comm) : comm_(comm) {
+  if (!comm) fail(dcInvalidArgument, "DeepComm: communicator is NULL");
+  std::lock_guard<std::mutex> lock(g_registry_mutex);
+  if (!registry().count(comm))
+    fail(dcInvalidArgument, "DeepComm: communicator is not valid (destroyed, being destroyed, or never created)");
+  ++comm->users;
+}
+
+CommUse::~CommUse() {
+  std::lock_guard<std::mutex> lock(g_registry_mutex);
+  --comm_->users;
+  g_users_left.notify_all();
+}
+
+void retire_comm(dcComm* comm) {
+  if (!comm) fail(dcInvalidArgument, "DeepComm: communicator is NULL");
+  std::lock_guard<std::mutex> lock(g_registry_mutex);
+  if (registry().erase(comm) == 0)
+    fail(dcInvalidArgument, "DeepComm: communicator is not valid (destroyed, being destroyed, or never created)");
+}
+
+bool wait_until_unused(dcComm* comm, int timeout_ms) {
+  std::unique_lock<std::mutex> lock(g_registry_mutex);
+  return g_users_left.wait_for(lock, std::chrono::milliseconds(timeout_ms), [comm] { return comm->users == 0; });
 }
 
 // Called from the issuing thread only (one thread per communicator), so the cache needs no lock

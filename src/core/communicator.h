@@ -62,6 +62,9 @@ struct dcComm {
   std::mutex registrations_mutex;
   std::vector<std::unique_ptr<dc::Registration>> registrations;
 
+  // API calls inside this communicator right now (CommUse), guarded by the registry's lock.
+  int users = 0;
+
   dcComm();  // out of line, where the members' types are complete
   ~dcComm();
 };
@@ -70,9 +73,29 @@ namespace dc {
 
 // Registry of live communicators, so a destroyed or bogus handle is an error, not a crash.
 void register_comm(dcComm* comm);
-void unregister_comm(dcComm* comm);
 // Throws dc::Error(dcInvalidArgument) for NULL or a handle that is not a live communicator.
 dcComm* checked_comm(dcComm* comm);
+
+// An API call's hold on a live communicator: destroy and abort, from any thread, do not free a
+// communicator while a call holds it, and a call entering after they began finds it invalid.
+class CommUse {
+ public:
+  explicit CommUse(dcComm* comm);  // throws like checked_comm
+  ~CommUse();
+  CommUse(const CommUse&) = delete;
+  CommUse& operator=(const CommUse&) = delete;
+  dcComm* get() const { return comm_; }
+
+ private:
+  dcComm* comm_;
+};
+
+// Takes comm out of the registry, so no call enters it any more; throws like checked_comm when it
+// is not there (another thread destroys or aborts it). The caller is then its only owner.
+void retire_comm(dcComm* comm);
+// Waits until no call is inside a retired comm, for at most timeout_ms. False when some still
+// are: the communicator must not be freed then.
+bool wait_until_unused(dcComm* comm, int timeout_ms);
 
 // Creates a communicator of nranks from a unique id (blocking).
 dcComm* init_rank(int nranks, const dcUniqueId& id, int rank, const dcConfig_t* config);
@@ -82,10 +105,11 @@ dcComm* init_rank_scalable(int nranks, int rank, const std::vector<dcUniqueId>& 
 dcComm* split_comm(dcComm* comm, int color, int key, const dcConfig_t* config);
 // The communicator of comm's ranks not in `excluded`, on comm's connections (no rendezvous).
 dcComm* shrink_comm(dcComm* comm, std::vector<int> excluded, const dcConfig_t* config, int flags);
-// Waits for this rank's outstanding operations, then frees the communicator.
+// Waits for this rank's outstanding operations, then frees the communicator. Throws
+// dc::Error(dcInvalidArgument) when comm is not live (also when another thread destroys it).
 void destroy_comm(dcComm* comm);
-// Fails every pending operation at once (the other ranks are told), then frees the communicator.
-// Safe from another thread than the one blocked in a call on comm.
+// Fails every pending operation at once (the other ranks are told), then frees the communicator
+// once the calls other threads are blocked in on it returned. Safe from any thread.
 void abort_comm(dcComm* comm);
 
 std::shared_ptr<const PreparedPlan> prepared_plan(dcComm* comm, const PlanRequest& request);

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
@@ -51,7 +52,9 @@ Config Config::from_environment() {
     if (s == "auto") c.transport = TransportChoice::Auto;
     else if (s == "shm") c.transport = TransportChoice::Shm;
     else if (s == "tcp") c.transport = TransportChoice::Tcp;
-    else fail(dcInvalidArgument, "DeepComm: DEEPCOMM_TRANSPORT=" + s + " (expected auto, shm or tcp)");
+    else if (s == "ucx") c.transport = TransportChoice::Ucx;
+    else if (s == "ucx-all") c.transport = TransportChoice::UcxAll;
+    else fail(dcInvalidArgument, "DeepComm: DEEPCOMM_TRANSPORT=" + s + " (expected auto, shm, tcp, ucx or ucx-all)");
   }
   if (const char* v = env("DEEPCOMM_ALGO")) {
     c.algorithms = AlgorithmFilter::parse_deepcomm(v);
@@ -81,13 +84,33 @@ Config Config::from_environment() {
     c.timeout_ms = static_cast<int>(parse_unsigned("DEEPCOMM_TIMEOUT", v, 1, 2000000) * 1000);
   if (const char* v = env("DEEPCOMM_CONNECT_TIMEOUT"))
     c.connect_timeout_ms = static_cast<int>(parse_unsigned("DEEPCOMM_CONNECT_TIMEOUT", v, 1, 2000000) * 1000);
+  if (auto file = topo::load_topology_file_from_env())
+    c.topology_file = std::make_shared<const topo::TopologyFile>(std::move(*file));
+  if (const char* v = env("DEEPCOMM_TOPO_DUMP_FILE")) c.topology_dump_path = v;
   if (const char* v = env("DEEPCOMM_BOOTSTRAP_TIMEOUT"))
     c.bootstrap_timeout_ms = static_cast<int>(parse_unsigned("DEEPCOMM_BOOTSTRAP_TIMEOUT", v, 1, 2000000000));
   return c;
 }
 
+namespace {
+
+// The topology file's content (not its path): FNV-1a over its canonical text.
+std::string topology_digest(const std::shared_ptr<const topo::TopologyFile>& file) {
+  if (!file) return "none";
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char ch : topo::write_topology_file(*file)) {
+    h ^= ch;
+    h *= 0x100000001b3ull;
+  }
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(h));
+  return text;
+}
+
+}  // namespace
+
 std::vector<std::string> Config::plan_shaping_entries() const {
-  const char* transport_names[] = {"auto", "shm", "tcp"};
+  const char* transport_names[] = {"auto", "shm", "tcp", "ucx", "ucx-all"};
   return {
       std::string("DEEPCOMM_TRANSPORT=") + transport_names[static_cast<int>(transport)],
       "DEEPCOMM_ALGO=" + algorithms.canonical(),
@@ -96,6 +119,7 @@ std::vector<std::string> Config::plan_shaping_entries() const {
       "DEEPCOMM_FLAT_BYTES=" + std::to_string(flat_bytes),
       "DEEPCOMM_COMPRESS=" + (compress ? compress->to_string() : std::string("off")),
       "DEEPCOMM_COMPRESS_MIN_BYTES=" + std::to_string(compress_min_bytes),
+      "DEEPCOMM_TOPO_FILE=" + topology_digest(topology_file),
   };
 }
 

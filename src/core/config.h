@@ -5,19 +5,22 @@
 
 #include <cstdint>
 #include <optional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "compression/form/spec.h"
 #include "src/plan/algorithm_filter.h"
+#include "topology/topology_file.h"
 
 namespace dc {
 
-enum class TransportChoice { Auto, Shm, Tcp };
+// Ucx: UCX between hosts, shared memory inside one; UcxAll: UCX everywhere.
+enum class TransportChoice { Auto, Shm, Tcp, Ucx, UcxAll };
 
 struct Config {
-  TransportChoice transport = TransportChoice::Auto;  // DEEPCOMM_TRANSPORT=auto|shm|tcp
   AlgorithmFilter algorithms;              // DEEPCOMM_ALGO, else NCCL_ALGO (algorithm_filter.h)
+  TransportChoice transport = TransportChoice::Auto;  // DEEPCOMM_TRANSPORT=auto|shm|tcp|ucx|ucx-all
   uint64_t chunk_bytes = 1 << 20;          // DEEPCOMM_CHUNK_BYTES
   uint64_t tree_threshold_bytes = 0;       // DEEPCOMM_TREE_THRESHOLD (0: cost model decides)
   uint64_t flat_bytes = 1 << 20;           // DEEPCOMM_FLAT_BYTES (0: no flat board)
@@ -30,6 +33,9 @@ struct Config {
   std::optional<compression::Spec> compress;
   uint64_t compress_min_bytes = 1 << 20;     // DEEPCOMM_COMPRESS_MIN_BYTES
   uint64_t compress_ef_bytes = 4ull << 30;   // DEEPCOMM_COMPRESS_EF_BYTES: the NCCL path's residuals
+  // DEEPCOMM_TOPO_FILE, loaded (null when unset); its digest is plan-shaping.
+  std::shared_ptr<const topo::TopologyFile> topology_file;
+  std::string topology_dump_path;          // DEEPCOMM_TOPO_DUMP_FILE: rank 0 writes the cluster there
 
   // Reads the environment; throws dc::Error(dcInvalidArgument) naming a variable with a bad value.
   static Config from_environment();

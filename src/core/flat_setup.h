@@ -1,6 +1,6 @@
 // Gives a freshly connected communicator its flat board (flat_collective.h) when all of its ranks
-// share a host: rank 0 creates the segment, the others map it, and all agree that everyone did
-// before the name is removed. Every rank ends with a board, or none has one.
+// share a host: rank 0 creates the segment (a sealed memfd) and passes it over its shm connections,
+// the others map it, and all agree that everyone did. Every rank ends with a board, or none has one.
 #pragma once
 
 #include "src/core/communicator.h"

@@ -3,7 +3,9 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <condition_variable>
 #include <mutex>
@@ -11,6 +13,7 @@
 
 #include "src/exec/engine_call.h"
 #include "src/core/flat_setup.h"
+#include "src/core/local_node.h"
 #include "src/base/log.h"
 #include "src/exec/comm_failure.h"
 #include "src/exec/engine.h"
@@ -20,13 +23,14 @@ namespace dc {
 
 std::string RankCard::encode() const {
   std::ostringstream out;
-  out << "host=" << host << '\n' << "pid=" << pid << '\n' << "nonce=" << nonce << '\n';
+  out << "host=" << host << '\n' << "pid=" << pid << '\n' << "nonce=" << nonce << '\n' << "node=" << node << '\n';
   for (const auto& c : config) out << "config=" << c << '\n';
   for (const auto& [name, addr] : addresses) out << "addr." << name << '=' << addr << '\n';
   return out.str();
 }
 
 RankCard RankCard::decode(const std::string& blob) {
+  if (blob.size() > kMaxBytes) fail(dcRemoteError, "DeepComm: a rank's card of " + std::to_string(blob.size()) + " bytes");
   RankCard card;
   std::istringstream in(blob);
   std::string line;
@@ -36,7 +40,12 @@ RankCard RankCard::decode(const std::string& blob) {
     std::string key = line.substr(0, eq), value = line.substr(eq + 1);
     if (key == "host") card.host = value;
     else if (key == "pid") card.pid = value;
-    else if (key == "nonce") card.nonce = std::stoull(value);
+    else if (key == "nonce") {
+      char* end = nullptr;
+      errno = 0;
+      card.nonce = std::strtoull(value.c_str(), &end, 10);
+      if (value.empty() || *end || errno || value[0] == '-') fail(dcRemoteError, "DeepComm: a rank's card has a bad nonce");
+    } else if (key == "node") card.node = value;
     else if (key == "config") card.config.push_back(value);
     else if (key.rfind("addr.", 0) == 0) card.addresses[key.substr(5)] = value;
   }
@@ -55,25 +64,30 @@ std::shared_ptr<PeerLinks> make_links() {
 // Every rank must run the same plans: compare the plan-shaping configuration of all ranks.
 }  // namespace
 
-RankCard open_transports(dcComm* comm) {
+RankCard open_transports(dcComm* comm, const Secret& secret) {
   comm->exec.links = make_links();
   TransportOptions options;
   options.io = &Engine::instance().io();
   options.rank = comm->exec.rank;
   options.session = comm->exec.id;
   options.host_id = host_identity();
+  options.secret = secret;
   RankCard card;
   card.host = options.host_id;
   card.pid = std::to_string(getpid());
   card.nonce = random_nonce();
   card.config = comm->config.plan_shaping_entries();
+  card.node = summary_to_card(local_node_summary());
   auto links = comm->exec.links;
   const TransportChoice choice = comm->config.transport;
   card.addresses = call_on_engine(
       [links, options, choice] {
         std::map<std::string, std::string> addresses;
-        if (choice != TransportChoice::Shm) links->transports.push_back(make_tcp_transport(options));
-        if (choice != TransportChoice::Tcp) links->transports.push_back(make_shm_transport(options));
+        using T = TransportChoice;
+        if (choice == T::Auto || choice == T::Tcp) links->transports.push_back(make_tcp_transport(options));
+        if (choice == T::Auto || choice == T::Shm || choice == T::Ucx)
+          links->transports.push_back(make_shm_transport(options));
+        if (choice == T::Ucx || choice == T::UcxAll) links->transports.push_back(make_ucx_transport(options));
         for (auto& t : links->transports) addresses[t->name()] = t->address();
         return addresses;
       },
@@ -111,6 +125,10 @@ const char* pick_transport(const Config& config, const RankCard& me, const RankC
         fail(dcInvalidUsage, "DeepComm: DEEPCOMM_TRANSPORT=shm but rank " + std::to_string(peer_rank) +
                                  " is on another host");
       return "shm";
+    case TransportChoice::Ucx:
+      return same_host ? "shm" : "ucx";
+    case TransportChoice::UcxAll:
+      return "ucx";
     case TransportChoice::Auto:
       break;
   }
@@ -165,14 +183,37 @@ void connect_peers(dcComm* comm, const std::vector<RankCard>& cards, const std::
   if (!pending->status.ok()) throw Error(pending->status.code, pending->status.message);
 }
 
+std::shared_ptr<const ClusterView> build_cluster_view(const Config& config, const std::vector<RankCard>& cards) {
+  ClusterInputs in;
+  for (size_t r = 0; r < cards.size(); ++r) {
+    in.host_ids.push_back(cards[r].host);
+    try {
+      in.nodes.push_back(summary_from_card(cards[r].node));
+    } catch (const Error& e) {
+      fail(dcInvalidUsage, "DeepComm: rank " + std::to_string(r) + "'s node summary: " + e.what());
+    }
+  }
+  in.file = config.topology_file.get();
+  in.shared_memory = config.transport != TransportChoice::Tcp && config.transport != TransportChoice::UcxAll;
+  return ClusterView::build(in);
+}
+
+void dump_cluster_view(const ClusterView& view, const std::string& path) {
+  try {
+    topo::dump_topology_file(topo::topology_file_of(view), path);
+    DC_INFO("wrote the cluster's topology to %s", path.c_str());
+  } catch (const Error& e) {
+    DC_WARN("DEEPCOMM_TOPO_DUMP_FILE: %s", e.what());
+  }
+}
+
 void finish_setup(dcComm* comm, const std::vector<RankCard>& cards, const std::vector<int>& remaining) {
   check_agreement(cards, comm->exec.rank);
   // With NCCL_COMM_ID or torchrun every id names the same address, so the id's session is not
   // unique per communicator: rank 0's random nonce is.
   comm->exec.id = cards[0].nonce;
-  std::vector<std::string> hosts;
-  for (const RankCard& card : cards) hosts.push_back(card.host);
-  comm->cluster = ClusterView::from_hosts(hosts, comm->config.transport != TransportChoice::Tcp);
+  comm->cluster = build_cluster_view(comm->config, cards);
+  if (comm->exec.rank == 0 && !comm->config.topology_dump_path.empty()) dump_cluster_view(*comm->cluster, comm->config.topology_dump_path);
   connect_peers(comm, cards, remaining);
   comm->exec.link_index.resize(comm->exec.nranks);
   for (int r = 0; r < comm->exec.nranks; ++r) comm->exec.link_index[r] = r;

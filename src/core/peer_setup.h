@@ -13,20 +13,33 @@
 
 namespace dc {
 
-// What each rank tells the others at bootstrap.
+// What each rank tells the others at bootstrap: "key=value" lines.
 struct RankCard {
+  // The longest card a rank accepts from another (a few hundred bytes in practice).
+  static constexpr size_t kMaxBytes = 64 * 1024;
+
   std::string host;
   std::string pid;
   uint64_t nonce = 0;  // rank 0's becomes the communicator id
   std::vector<std::string> config;  // plan-shaping entries
+  std::string node;  // this rank's node summary (local_node.h), as hex
   std::map<std::string, std::string> addresses;  // transport name -> address
 
   std::string encode() const;
+  // Throws dc::Error(dcRemoteError) for a card over kMaxBytes or a malformed entry.
   static RankCard decode(const std::string& blob);
 };
 
-// Creates comm's links and transports (per DEEPCOMM_TRANSPORT); returns the card to publish.
-RankCard open_transports(dcComm* comm);
+// Creates comm's links and transports (per DEEPCOMM_TRANSPORT), whose connections prove `secret`;
+// returns the card to publish.
+RankCard open_transports(dcComm* comm, const Secret& secret);
+// The cluster view of the ranks whose cards these are: their host identities and node summaries
+// with the agreed topology file applied (the same on every rank). Throws dc::Error naming the
+// rank whose summary is malformed, or the file's line that does not fit the cluster.
+std::shared_ptr<const ClusterView> build_cluster_view(const Config& config, const std::vector<RankCard>& cards);
+// DEEPCOMM_TOPO_DUMP_FILE: writes every host's node and the tiers in the topology file format;
+// a path that cannot be written is a warning, not a failed init.
+void dump_cluster_view(const ClusterView& view, const std::string& path);
 // Fails (dcInvalidUsage, naming the variable) unless every card has this rank's settings.
 void check_agreement(const std::vector<RankCard>& cards, int rank);
 // Sizes the peer table and adds the self connection; before any connect_peers.

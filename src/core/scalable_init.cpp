@@ -7,11 +7,11 @@
 //      know every card;
 //   3. each leader connects to its group and hands it the full table; then everyone connects to the
 //      rest as after an ordinary bootstrap.
-#include <cstring>
+#include <future>
 #include <memory>
 
 #include "src/core/bootstrap.h"
-#include "src/exec/engine_call.h"
+#include "src/core/card_list.h"
 #include "src/core/peer_setup.h"
 #include "src/exec/engine.h"
 
@@ -21,44 +21,28 @@ namespace {
 
 constexpr uint64_t kTableSeq = 1ull << 61;  // tag of the leader's table, apart from operations
 
-std::string encode_list(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& item : items) {
-    const uint64_t n = item.size();
-    out.append(reinterpret_cast<const char*>(&n), sizeof n);
-    out += item;
-  }
-  return out;
-}
-
-std::vector<std::string> decode_list(const std::string& blob) {
-  std::vector<std::string> items;
-  size_t at = 0;
-  while (at + sizeof(uint64_t) <= blob.size()) {
-    uint64_t n = 0;
-    std::memcpy(&n, blob.data() + at, sizeof n);
-    at += sizeof n;
-    if (n > blob.size() - at) fail(dcInternalError, "DeepComm: malformed card table in scalable bootstrap");
-    items.push_back(blob.substr(at, n));
-    at += n;
-  }
-  return items;
-}
-
-// Moves one message over an established connection, waiting for it (bounded).
-void transfer(dcComm* comm, int peer, bool sending, void* buf, size_t len, const Tag& tag) {
-  auto done = std::make_shared<std::promise<Status>>();
+// Moves one message over an established connection, waiting for it (bounded). The buffer belongs
+// to the operation, not to this thread: one that times out leaves nothing pointing at its stack.
+// A receive (send == false) returns what arrived, at most `capacity` bytes.
+std::string transfer(dcComm* comm, int peer, const Tag& tag, bool send, std::string sending, size_t capacity) {
+  auto done = std::make_shared<std::promise<std::pair<Status, size_t>>>();
   auto result = done->get_future();
-  Connection* conn = comm->exec.links->peers[peer].get();
-  Engine::instance().post([=] {
-    auto completion = [done](const Status& s, size_t) { done->set_value(s); };
-    if (sending) conn->send(tag, buf, len, completion);
-    else conn->recv(tag, buf, len, completion);
+  auto buffer = std::make_shared<std::string>(send ? std::move(sending) : std::string(capacity, '\0'));
+  auto links = comm->exec.links;
+  Engine::instance().post([links, peer, tag, send, buffer, done] {
+    auto completion = [buffer, done](const Status& s, size_t bytes) { done->set_value({s, bytes}); };
+    Connection* conn = links->peers[peer].get();
+    if (send) conn->send(tag, buffer->data(), buffer->size(), completion);
+    else conn->recv(tag, buffer->data(), buffer->size(), completion);
   });
-  if (result.wait_for(std::chrono::milliseconds(comm->config.bootstrap_timeout_ms)) != std::future_status::ready)
+  if (result.wait_for(std::chrono::milliseconds(comm->config.bootstrap_timeout_ms)) != std::future_status::ready) {
+    Engine::instance().post([links, peer, tag] { links->peers[peer]->cancel(tag.comm, tag.seq); });
     fail(dcSystemError, "DeepComm: scalable bootstrap timed out passing the card table");
-  const Status s = result.get();
-  if (!s.ok()) throw Error(s.code, s.message);
+  }
+  const auto [status, bytes] = result.get();
+  if (!status.ok()) throw Error(status.code, status.message);
+  buffer->resize(send ? 0 : bytes);
+  return std::move(*buffer);
 }
 
 }  // namespace
@@ -76,14 +60,11 @@ void connect_comm_scalable(dcComm* comm, const std::vector<dcUniqueId>& ids) {
   const int at_root0 = size[0] + k - 1;  // group 0 and the other groups' leaders
   const int timeout = comm->config.bootstrap_timeout_ms;
 
-  const RankCard card = open_transports(comm);
+  // Every rank holds every id; the connections prove the first one's secret.
+  const RankCard card = open_transports(comm, unique_id_secret(ids[0]));
   std::vector<std::string> blobs(n);  // every rank's card, as far as known
   auto take_root0 = [&](const std::vector<std::string>& joined) {
-    for (int i = 0; i < size[0]; ++i) blobs[first[0] + i] = joined[i];
-    for (int j = 1; j < k; ++j) {
-      std::vector<std::string> group = decode_list(joined[size[0] + j - 1]);
-      for (size_t i = 0; i < group.size(); ++i) blobs[first[j] + i] = group[i];
-    }
+    blobs = cards_from_root0(joined, first, size, RankCard::kMaxBytes);
   };
   std::vector<std::string> group_blobs;
   if (g == 0) {
@@ -113,20 +94,26 @@ void connect_comm_scalable(dcComm* comm, const std::vector<dcUniqueId>& ids) {
     }
     connect_peers(comm, cards, partners);
     for (int p : partners) connected[p] = true;
+    // The table is bounded by what n cards can take: a leader cannot make its group allocate more.
+    const uint64_t max_table = uint64_t(n) * (8 + RankCard::kMaxBytes);
     if (leader) {
       std::string table = encode_list(blobs);
-      uint64_t length = table.size();
+      std::string length(8, '\0');
+      for (int i = 0; i < 8; ++i) length[i] = static_cast<char>(uint64_t(table.size()) >> (8 * i));
       for (int p : partners) {
-        transfer(comm, p, true, &length, sizeof length, table_tag);
-        transfer(comm, p, true, table.data(), table.size(), table_tag);
+        transfer(comm, p, table_tag, true, length, 0);
+        transfer(comm, p, table_tag, true, table, 0);
       }
     } else {
-      uint64_t length = 0;
-      transfer(comm, first[g], false, &length, sizeof length, table_tag);
-      std::string table(length, '\0');
-      transfer(comm, first[g], false, table.data(), table.size(), table_tag);
-      blobs = decode_list(table);
-      if (static_cast<int>(blobs.size()) != n) fail(dcInternalError, "DeepComm: incomplete card table from the group leader");
+      const std::string length = transfer(comm, first[g], table_tag, false, "", 8);
+      uint64_t bytes = 0;
+      for (size_t i = 0; i < length.size(); ++i) bytes |= uint64_t(static_cast<uint8_t>(length[i])) << (8 * i);
+      if (length.size() != 8 || bytes > max_table)
+        fail(dcRemoteError, "DeepComm: scalable bootstrap: the group leader announced a card table of " +
+                                std::to_string(bytes) + " bytes");
+      const std::string table = transfer(comm, first[g], table_tag, false, "", bytes);
+      if (table.size() != bytes) fail(dcRemoteError, "DeepComm: scalable bootstrap: a short card table");
+      blobs = decode_list(table, n, RankCard::kMaxBytes);
       decode_known();
     }
   }

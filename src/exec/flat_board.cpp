@@ -8,11 +8,9 @@
 
 #include <atomic>
 #include <climits>
-#include <cstdio>
 #include <new>
 
 #include "src/base/error.h"
-#include "src/base/named_shm.h"
 
 namespace dc {
 
@@ -28,12 +26,6 @@ constexpr auto kSpin = std::chrono::microseconds(40);
 constexpr auto kSleepSlice = std::chrono::milliseconds(100);
 
 size_t round_up(size_t v, size_t to) { return (v + to - 1) / to * to; }
-
-std::string board_name(uint64_t comm_id) {
-  char name[64];
-  std::snprintf(name, sizeof name, "/dc-%016llx-board", static_cast<unsigned long long>(comm_id));
-  return name;
-}
 
 void futex_wait(std::atomic<uint32_t>* word, uint32_t expected, std::chrono::nanoseconds timeout) {
   timespec ts{static_cast<time_t>(timeout.count() / 1000000000), static_cast<long>(timeout.count() % 1000000000)};
@@ -70,13 +62,13 @@ size_t FlatBoard::segment_bytes(int nranks, size_t slot_bytes) {
   return round_up(sizeof(Header), kLine) + static_cast<size_t>(nranks) * slot_stride(slot_bytes);
 }
 
-FlatBoard::FlatBoard(std::string name, void* base, size_t bytes, int nranks, size_t slot_bytes)
-    : name_(std::move(name)), base_(base), bytes_(bytes), nranks_(nranks), slot_bytes_(slot_bytes) {}
+FlatBoard::FlatBoard(UniqueFd fd, void* base, size_t bytes, int nranks, size_t slot_bytes)
+    : fd_(std::move(fd)), base_(base), bytes_(bytes), nranks_(nranks), slot_bytes_(slot_bytes) {}
 
-std::unique_ptr<FlatBoard> FlatBoard::create(uint64_t comm_id, int nranks, size_t slot_bytes) {
-  const std::string name = board_name(comm_id);
+std::unique_ptr<FlatBoard> FlatBoard::create(int nranks, size_t slot_bytes) {
   const size_t bytes = segment_bytes(nranks, slot_bytes);
-  void* base = create_named_shm(name, bytes, "DeepComm: flat board");
+  UniqueFd fd = create_sealed_memfd("deepcomm-board", bytes, "DeepComm: flat board");
+  void* base = map_memfd(fd.get(), bytes, true, "DeepComm: flat board");
   // The new segment is zero-filled: every counter and history entry starts empty.
   auto* h = new (base) Header();
   h->nranks = static_cast<uint64_t>(nranks);
@@ -84,33 +76,21 @@ std::unique_ptr<FlatBoard> FlatBoard::create(uint64_t comm_id, int nranks, size_
   h->magic = kMagic;
   for (int r = 0; r < nranks; ++r)
     new (static_cast<char*>(base) + round_up(sizeof(Header), kLine) + r * slot_stride(slot_bytes)) Slot();
-  return std::unique_ptr<FlatBoard>(new FlatBoard(name, base, bytes, nranks, slot_bytes));
+  return std::unique_ptr<FlatBoard>(new FlatBoard(std::move(fd), base, bytes, nranks, slot_bytes));
 }
 
-std::unique_ptr<FlatBoard> FlatBoard::open(uint64_t comm_id, int nranks, size_t slot_bytes) {
-  const std::string name = board_name(comm_id);
+std::unique_ptr<FlatBoard> FlatBoard::open(UniqueFd fd, int nranks, size_t slot_bytes) {
   const size_t bytes = segment_bytes(nranks, slot_bytes);
-  void* base = open_named_shm(name, bytes, "DeepComm: flat board");
+  void* base = map_memfd(fd.get(), bytes, true, "DeepComm: flat board");
   const auto* h = static_cast<const Header*>(base);
   if (h->magic != kMagic || h->nranks != static_cast<uint64_t>(nranks) || h->slot_bytes != slot_bytes) {
     munmap(base, bytes);
-    fail(dcSystemError, "DeepComm: the flat board " + name + " does not match this communicator");
+    fail(dcSystemError, "DeepComm: the flat board passed by rank 0 does not match this communicator");
   }
-  auto board = std::unique_ptr<FlatBoard>(new FlatBoard(name, base, bytes, nranks, slot_bytes));
-  board->linked_ = false;  // the creator removes the name
-  return board;
+  return std::unique_ptr<FlatBoard>(new FlatBoard(std::move(fd), base, bytes, nranks, slot_bytes));
 }
 
-FlatBoard::~FlatBoard() {
-  unlink();
-  munmap(base_, bytes_);
-}
-
-void FlatBoard::unlink() {
-  if (!linked_) return;
-  linked_ = false;
-  shm_unlink(name_.c_str());
-}
+FlatBoard::~FlatBoard() { munmap(base_, bytes_); }
 
 FlatBoard::Header* FlatBoard::header() const { return static_cast<Header*>(base_); }
 

@@ -9,6 +9,9 @@
 //
 // Waiting spins briefly (yielding the core), then sleeps on a futex in the segment; a rank that
 // posts wakes the sleepers, and so does anything that fails the communicator locally.
+//
+// The segment is an unnamed, sealed memfd that rank 0 passes to the others over their shm
+// connections (flat_setup.cpp): nothing is left in /dev/shm whenever a rank dies.
 #pragma once
 
 #include <chrono>
@@ -18,21 +21,25 @@
 #include <memory>
 #include <string>
 
+#include "src/base/memfd.h"
+
 namespace dc {
 
 class FlatBoard {
  public:
   static constexpr size_t kHistory = 256;  // signatures remembered per rank
 
-  // Rank 0 creates the segment "/dc-<comm id>-board"; the others open it once it exists (both throw
-  // dc::Error). unlink() removes the name once every rank mapped it.
-  static std::unique_ptr<FlatBoard> create(uint64_t comm_id, int nranks, size_t slot_bytes);
-  static std::unique_ptr<FlatBoard> open(uint64_t comm_id, int nranks, size_t slot_bytes);
+  // Rank 0 creates the segment and passes fd() to the others, who open it (both throw dc::Error;
+  // open checks the header rank 0 wrote).
+  static std::unique_ptr<FlatBoard> create(int nranks, size_t slot_bytes);
+  static std::unique_ptr<FlatBoard> open(UniqueFd fd, int nranks, size_t slot_bytes);
+  // How long the segment of a board of nranks is.
+  static size_t segment_bytes(int nranks, size_t slot_bytes);
   ~FlatBoard();
   FlatBoard(const FlatBoard&) = delete;
   FlatBoard& operator=(const FlatBoard&) = delete;
 
-  void unlink();
+  int fd() const { return fd_.get(); }
   size_t slot_bytes() const { return slot_bytes_; }
 
   // Records that `rank` issued collective `seq` with `signature`.
@@ -54,18 +61,16 @@ class FlatBoard {
  private:
   struct Header;
   struct Slot;
-  FlatBoard(std::string name, void* base, size_t bytes, int nranks, size_t slot_bytes);
+  FlatBoard(UniqueFd fd, void* base, size_t bytes, int nranks, size_t slot_bytes);
   static size_t slot_stride(size_t slot_bytes);
-  static size_t segment_bytes(int nranks, size_t slot_bytes);
   Header* header() const;
   Slot* slot(int rank) const;
 
-  std::string name_;
+  UniqueFd fd_;
   void* base_;
   size_t bytes_;
   int nranks_;
   size_t slot_bytes_;
-  bool linked_ = true;
 };
 
 }  // namespace dc

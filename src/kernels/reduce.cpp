@@ -43,10 +43,10 @@ void check_datatype(dcDataType_t dt) {
 bool cpu_supports_avx2() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_cpu_init();  // may run before the constructors that would otherwise do it
-  // F16C from CPUID leaf 1: clang's __builtin_cpu_supports does not know it (the fuzz build).
+  // F16C by cpuid: clang's __builtin_cpu_supports does not know "f16c".
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  const bool f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C) != 0;
-  return f16c && __builtin_cpu_supports("avx2");
+  const bool f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C);
+  return __builtin_cpu_supports("avx2") && f16c;
 #else
   return false;
 #endif

@@ -45,7 +45,7 @@ int collective_of(const std::string& name) {
 // The DeepComm algorithms one NCCL name stands for; nothing for a name DeepComm has no match of.
 std::optional<std::vector<std::string>> nccl_meaning(const std::string& name) {
   if (name == "ring") return std::vector<std::string>{"ring", "pipeline"};
-  if (name == "tree") return std::vector<std::string>{"tree"};
+  if (name == "tree") return std::vector<std::string>{"tree", "dbtree"};
   return std::nullopt;
 }
 
@@ -102,9 +102,9 @@ std::vector<std::pair<int, std::pair<bool, std::set<std::string>>>> parse_entrie
 }  // namespace
 
 const std::vector<std::string>& algorithm_names() {
-  static const std::vector<std::string> names = {"ring",     "direct",   "tree",     "hierarchical",
-                                                 "pipeline", "pairwise", "twophase", "sparsegather",
-                                                 "hiercompressed"};
+  static const std::vector<std::string> names = {"ring",     "direct",       "tree",          "dbtree",
+                                                 "hierarchical", "pipeline", "pairwise", "twophase",
+                                                 "sparsegather", "hiercompressed"};
   return names;
 }
 
@@ -115,7 +115,7 @@ AlgorithmFilter AlgorithmFilter::parse_deepcomm(const std::string& text) {
     const auto& known = algorithm_names();
     if (std::find(known.begin(), known.end(), name) == known.end())
       fail(dcInvalidArgument, "DeepComm: DEEPCOMM_ALGO=" + text + ": unknown algorithm \"" + raw +
-                                  "\" (expected auto, or ring, direct, tree, hierarchical, pipeline, pairwise, "
+                                  "\" (expected auto, or ring, direct, tree, dbtree, hierarchical, pipeline, pairwise, "
                                   "twophase, sparsegather, hiercompressed)");
     return std::vector<std::string>{name};
   };

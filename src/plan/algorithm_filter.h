@@ -16,10 +16,12 @@ namespace dc {
 
 class AlgorithmFilter {
  public:
-  // DeepComm's names (ring, tree, direct, hierarchical, pipeline, pairwise; "auto" = no filter).
+  // DeepComm's names (ring, tree, dbtree, direct, hierarchical, pipeline, pairwise; "auto" = no
+  // filter).
   // An unknown name throws dc::Error(dcInvalidArgument) naming it.
   static AlgorithmFilter parse_deepcomm(const std::string& text);
-  // NCCL's names: Ring (ring, and the chain of broadcast and reduce), Tree (tree). Names DeepComm
+  // NCCL's names: Ring (ring, and the chain of broadcast and reduce), Tree (tree and NCCL's own
+  // double binary tree, dbtree). Names DeepComm
   // lacks (NVLS, NVLSTree, CollnetDirect, CollnetChain, PAT) and unknown names are ignored; each
   // ignored name adds a line to *warnings. Never throws for a name.
   static AlgorithmFilter parse_nccl(const std::string& text, std::vector<std::string>* warnings);

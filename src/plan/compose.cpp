@@ -79,6 +79,13 @@ void PhaseTracker::end_phase() {
   pending_.clear();
 }
 
+uint64_t BuildSpace::longest_segment() const {
+  if (segments.empty()) return plan_build::ring_segment(count, n(), 0).count;
+  uint64_t longest = 0;
+  for (const plan_build::Range& s : segments) longest = std::max(longest, s.count);
+  return longest;
+}
+
 void BuildSpace::reserve_scratch(uint64_t elems) {
   scratch_base = plan->sizes.scratch;
   plan->sizes.scratch += elems;
@@ -118,6 +125,22 @@ std::optional<uint32_t> BuildSpace::add_copy(BufRef src, BufRef dst, uint64_t n_
 std::optional<uint32_t> BuildSpace::add_finalize(BufRef dst, uint64_t n_elems, const std::vector<uint32_t>& after) {
   if (!finalize || n_elems == 0) return std::nullopt;
   return add(plan_build::finalize(dst, n_elems), after);
+}
+
+BuildSpace topology_ordered(const BuildSpace& sp) {
+  BuildSpace out = sp;
+  out.members = sp.request->cluster->topology_order(sp.members);
+  const int me = sp.members[sp.self];
+  out.self = static_cast<int>(std::find(out.members.begin(), out.members.end(), me) - out.members.begin());
+  return out;
+}
+
+std::vector<int> ring_blocks(const BuildSpace& original, const BuildSpace& ordered) {
+  std::vector<int> index_of(original.request->nranks, -1);
+  for (int i = 0; i < original.n(); ++i) index_of[original.members[i]] = i;
+  std::vector<int> blocks;
+  for (int m : ordered.members) blocks.push_back(index_of[m]);
+  return blocks;
 }
 
 BuildSpace whole_space(Plan& plan, const PlanRequest& request) {

@@ -63,8 +63,16 @@ struct BuildSpace {
   bool finalize = true;      // its reduction finishes the operation (avg divides here)
   PhaseTracker* tracker = nullptr;
   uint64_t scratch_base = 0;
+  // The n segments the all-reduce halves cut the region into (ring: segment k+1 ends at member k;
+  // direct: segment k at member k); empty: n balanced segments. Hierarchical plans give each
+  // member of a host the segments it owns when hosts hold different numbers of ranks.
+  std::vector<plan_build::Range> segments;
 
   int n() const { return static_cast<int>(members.size()); }
+  plan_build::Range segment(int k) const {
+    return segments.empty() ? plan_build::ring_segment(count, n(), k) : segments[k];
+  }
+  uint64_t longest_segment() const;
   int peer(int index) const { return members[plan_build::wrap(index, n())]; }
   BufRef input(uint64_t offset) const { return {in.buf, in.offset + offset}; }
   BufRef output(uint64_t offset) const { return {out.buf, out.offset + offset}; }
@@ -89,17 +97,29 @@ struct BuildSpace {
 
 // The space of a plan over every rank of the request: members 0..n-1, Input and Output whole.
 BuildSpace whole_space(Plan& plan, const PlanRequest& request);
+// The same space with its members in the cluster's topology order (ClusterView::topology_order),
+// for generators whose result does not depend on the members' order (no custom segments).
+BuildSpace topology_ordered(const BuildSpace& space);
+// For each member of `ordered` (topology_ordered(original)), its index in original: the block it
+// contributes or receives when blocks follow the original order.
+std::vector<int> ring_blocks(const BuildSpace& original, const BuildSpace& ordered);
 
-// Tags of phase k of a composed plan: each phase gets 2^28 of them.
-constexpr uint32_t kPhaseTagSpan = 1u << 28;
+// A composed plan cuts its tags into `slots` equal ranges, one per phase (or per rail of a phase),
+// numbered alike on every rank whether or not it takes part, so phases never match each other's
+// messages.
+struct TagSlot {
+  uint32_t slot = 0;
+  uint32_t slots = 1;
+};
 
 // Builds one phase of a composed plan through `build`, recording it in plan.phases.
 template <class Build>
-void build_phase(BuildSpace space, const std::string& name, const std::string& algorithm, Build build) {
+void build_phase(BuildSpace space, TagSlot tags, const std::string& name, const std::string& algorithm,
+                 Build build) {
   Plan& plan = *space.plan;
   const uint32_t first = static_cast<uint32_t>(plan.steps.size());
-  space.tag_base = static_cast<uint32_t>(plan.phases.size()) * kPhaseTagSpan;
-  space.tag_span = kPhaseTagSpan;
+  space.tag_span = static_cast<uint32_t>((uint64_t{1} << 32) / tags.slots);
+  space.tag_base = tags.slot * space.tag_span;
   build(space);
   plan.phases.push_back(PlanPhase{name, algorithm, space.members, first, static_cast<uint32_t>(plan.steps.size())});
   if (space.tracker) space.tracker->end_phase();

@@ -6,69 +6,119 @@
 
 namespace dc {
 
-namespace {
-
-double busiest(const std::vector<double>& loads) {
-  return loads.empty() ? 0.0 : *std::max_element(loads.begin(), loads.end());
+uint64_t Traffic::key(Kind kind, int tier, int host, int index) {
+  return (uint64_t{kind} << 62) | (static_cast<uint64_t>(tier) << 56) | (static_cast<uint64_t>(host) << 32) |
+         static_cast<uint32_t>(index);
 }
-
-}  // namespace
-
-Traffic::Traffic(const ClusterView& view)
-    : view_(&view),
-      network_out_(view.nhosts(), 0.0),
-      network_in_(view.nhosts(), 0.0),
-      stream_(view.nranks(), 0.0),
-      memory_(view.nranks(), 0.0) {}
 
 void Traffic::hops(int count, int a, int b) { hops(count, view_->tier_between(a, b).latency_s); }
 
-void Traffic::hops(int count, double latency_s) { latency_ += count * latency_s; }
+void Traffic::hops(double count, double latency_s) { latency_ += count * latency_s; }
+
+void Traffic::network(int tier, int host, int rail, bool out, double bytes) {
+  loads_.push_back({key(out ? kNetOut : kNetIn, tier, host, rail), bytes});
+}
 
 void Traffic::transfer(int from, int to, double bytes, bool reduce) {
   if (from == to) return;
-  if (!view_->same_host(from, to)) {
-    network_out_[view_->host_of(from)] += bytes;
-    network_in_[view_->host_of(to)] += bytes;
-  } else if (!view_->shared_memory()) {
-    stream_[from] += bytes;
+  const ClusterView& v = *view_;
+  const bool same_host = v.same_host(from, to);
+  if (!same_host) {
+    const int tier = v.tier_index(v.host_of(from), v.host_of(to));
+    const bool per_rail = v.network_tier(tier).per_rail;
+    network(tier, v.host_of(from), per_rail ? v.rail_of(from) : 0, true, bytes);
+    network(tier, v.host_of(to), per_rail ? v.rail_of(to) : 0, false, bytes);
+  } else if (!v.shared_memory()) {
+    loads_.push_back({key(kStream, 0, v.host_of(from), from), bytes});
   } else {
-    memory_[to] += 2 * bytes;  // the receiver reads the sender's memory and writes its own
+    memory(to, 2 * bytes);  // the receiver reads the sender's memory and writes its own
   }
-  if (reduce) memory_[to] += (view_->same_host(from, to) && view_->shared_memory() ? 1 : 2) * bytes;
+  if (reduce) memory(to, (same_host && v.shared_memory() ? 1 : 2) * bytes);
 }
 
-void Traffic::memory(int rank, double bytes) { memory_[rank] += bytes; }
+void Traffic::rank_link(int rank, int tier, double out, double in) {
+  const int rail = view_->network_tier(tier).per_rail ? view_->rail_of(rank) : 0;
+  if (out > 0) network(tier, view_->host_of(rank), rail, true, out);
+  if (in > 0) network(tier, view_->host_of(rank), rail, false, in);
+}
+
+void Traffic::host_link(int host, int tier, double out, double in) {
+  const int links = view_->network_tier(tier).per_rail ? view_->rails(host) : 1;
+  for (int r = 0; r < links; ++r) {
+    if (out > 0) network(tier, host, r, true, out / links);
+    if (in > 0) network(tier, host, r, false, in / links);
+  }
+}
+
+void Traffic::memory(int rank, double bytes) {
+  loads_.push_back({key(kMemory, 0, view_->host_of(rank), rank), bytes});
+}
 
 void Traffic::add(const Traffic& phase) {
-  add_loads(phase);
+  loads_.insert(loads_.end(), phase.loads_.begin(), phase.loads_.end());
   latency_ += phase.latency_;
 }
 
 void Traffic::add_alongside(const Traffic& other) {
-  add_loads(other);
+  loads_.insert(loads_.end(), other.loads_.begin(), other.loads_.end());
   latency_ = std::max(latency_, other.latency_);
 }
 
-void Traffic::add_loads(const Traffic& phase) {
-  for (size_t h = 0; h < network_out_.size(); ++h) {
-    network_out_[h] += phase.network_out_[h];
-    network_in_[h] += phase.network_in_[h];
+std::vector<Traffic::Load> Traffic::totals() const {
+  std::vector<Load> sorted = loads_;
+  std::sort(sorted.begin(), sorted.end(), [](const Load& a, const Load& b) { return a.key < b.key; });
+  std::vector<Load> out;
+  for (const Load& l : sorted) {
+    if (!out.empty() && out.back().key == l.key) out.back().bytes += l.bytes;
+    else out.push_back(l);
   }
-  for (size_t r = 0; r < memory_.size(); ++r) {
-    stream_[r] += phase.stream_[r];
-    memory_[r] += phase.memory_[r];
-  }
+  return out;
 }
 
-double Traffic::seconds() const {
-  std::vector<double> host_memory(view_->nhosts(), 0.0);
-  for (size_t r = 0; r < memory_.size(); ++r) host_memory[view_->host_of(static_cast<int>(r))] += memory_[r];
-  const double network = std::max(busiest(network_out_), busiest(network_in_)) / view_->inter_host().bandwidth_Bps;
-  const double streams = view_->shared_memory() ? 0.0 : busiest(stream_) / view_->intra_host().bandwidth_Bps;
-  const double rank_memory = busiest(memory_) / view_->rank_memory_bandwidth();
-  const double hosts_memory = busiest(host_memory) / view_->memory_bandwidth();
-  return latency_ + std::max({network, streams, rank_memory, hosts_memory});
+double Traffic::load_seconds(const std::vector<Load>& totals, bool network_only) const {
+  const ClusterView& v = *view_;
+  double busiest = 0;
+  // Memory loads come sorted by host, then rank: a host's sum is a run of them.
+  int host = -1;
+  double host_memory = 0;
+  for (const Load& l : totals) {
+    const auto kind = static_cast<Kind>(l.key >> 62);
+    const int tier = static_cast<int>((l.key >> 56) & 0x3f);
+    const int h = static_cast<int>((l.key >> 32) & 0xffffff);
+    double seconds = 0;
+    if (kind == kNetOut || kind == kNetIn) {
+      seconds = l.bytes / v.network_tier(tier).bandwidth_Bps;
+    } else if (network_only) {
+      continue;
+    } else if (kind == kStream) {
+      seconds = l.bytes / v.intra_host().bandwidth_Bps;
+    } else {
+      seconds = l.bytes / v.rank_memory_bandwidth();
+      if (h != host) {
+        host = h;
+        host_memory = 0;
+      }
+      host_memory += l.bytes;
+      busiest = std::max(busiest, host_memory / v.memory_bandwidth());
+    }
+    busiest = std::max(busiest, seconds);
+  }
+  return busiest;
+}
+
+double Traffic::seconds() const { return latency_ + load_seconds(totals(), false); }
+
+double Traffic::network_seconds() const { return load_seconds(totals(), true); }
+
+std::map<Traffic::Link, double> Traffic::link_bytes() const {
+  std::map<Link, double> out;
+  for (const Load& l : totals()) {
+    const auto kind = static_cast<Kind>(l.key >> 62);
+    if (kind != kNetOut && kind != kNetIn) continue;
+    out[Link{static_cast<int>((l.key >> 56) & 0x3f), static_cast<int>((l.key >> 32) & 0xffffff),
+             static_cast<int>(l.key & 0xffffffff), kind == kNetOut}] = l.bytes;
+  }
+  return out;
 }
 
 double plan_time_seconds(const Plan& plan, const PlanRequest& request) {

@@ -1,12 +1,19 @@
-// The cost model. A plan's time is its latency — α of the slowest link tier for each message on its
-// critical path — plus the busiest resource's bytes over that resource's rate: each host's network
-// link (its ranks share it, per direction), each socket stream inside a host, each rank's memory
-// traffic (γ: bytes a rank's copies and sums move through memory) and each host's memory traffic
-// in all. Tiers and rates come from the cluster view. Phases of a composed plan pipeline: their
-// latencies add, and so do their loads on each resource.
+// The cost model. A plan's time is its latency — α of the link tier for each message on its
+// critical path — plus the busiest resource's bytes over that resource's rate: each host's links
+// of each network tier (its ranks share one link, or with a per-rail tier each rail is a link;
+// per direction), each socket stream inside a host, each rank's memory traffic (γ: bytes a rank's
+// copies and sums move through memory) and each host's memory traffic in all. Tiers and rates come
+// from the cluster view. Phases of a composed plan pipeline: their latencies add, and so do their
+// loads on each resource.
+//
+// Loads are kept as a list of (resource, bytes) and summed per resource only when priced, so a
+// generator's traffic costs what it touches: the same model prices 8 ranks and 32768.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <map>
+#include <tuple>
 #include <vector>
 
 #include "src/plan/plan.h"
@@ -15,14 +22,18 @@ namespace dc {
 
 class Traffic {
  public:
-  explicit Traffic(const ClusterView& view);
+  explicit Traffic(const ClusterView& view) : view_(&view) {}
 
   // `count` messages one after another, over the tier between ranks a and b.
   void hops(int count, int a, int b);
-  void hops(int count, double latency_s);
+  void hops(double count, double latency_s);
   // One message of `bytes` from rank `from` to rank `to`; the receiver copies it in (reduce: and
   // combines it with its own data while each piece is in cache).
   void transfer(int from, int to, double bytes, bool reduce = false);
+  // `out` bytes leaving and `in` bytes arriving at a rank over network tier `tier`, on its rail;
+  // and the same for a host, spread evenly over its links of the tier.
+  void rank_link(int rank, int tier, double out, double in);
+  void host_link(int host, int tier, double out, double in);
   // Bytes a rank moves through memory on its own (reads plus writes).
   void memory(int rank, double bytes);
   // A later phase of the same plan (pipelined: latencies add, loads add).
@@ -32,20 +43,41 @@ class Traffic {
   void add_alongside(const Traffic& other);
 
   double seconds() const;
+  double latency_seconds() const { return latency_; }
+  // The busiest network link's bytes over its rate.
+  double network_seconds() const;
+
+  // Bytes on each network link: (tier, host, rail, outgoing) -> bytes. Tests compare these.
+  using Link = std::tuple<int, int, int, bool>;
+  std::map<Link, double> link_bytes() const;
 
  private:
-  void add_loads(const Traffic& other);
+  enum Kind : uint64_t { kNetOut = 0, kNetIn = 1, kStream = 2, kMemory = 3 };
+  struct Load {
+    uint64_t key;  // kind:2 | tier:6 | host:24 | rail or rank:32
+    double bytes;
+  };
+  static uint64_t key(Kind kind, int tier, int host, int index);
+  void network(int tier, int host, int rail, bool out, double bytes);
+  // Sums the loads per resource, in key order.
+  std::vector<Load> totals() const;
+  double load_seconds(const std::vector<Load>& totals, bool network_only) const;
 
   const ClusterView* view_;
   double latency_ = 0;
-  std::vector<double> network_out_, network_in_;  // per host
-  std::vector<double> stream_;                    // per rank: bytes it sends over sockets in its host
-  std::vector<double> memory_;                    // per rank
+  std::vector<Load> loads_;
 };
 
 // Time of the plan's longest dependency path, each step priced by the tier it crosses: a transfer
 // costs α + bytes / bandwidth of its tier (shared memory: bytes through memory), a local step its
 // bytes through memory. Prices grouped operations (dcGroupSimulateEnd).
 double plan_time_seconds(const Plan& plan, const PlanRequest& request);
+
+// The traffic of materialized plans (every rank's plan of one operation): each message's bytes on
+// the links it crosses, and as latency the longest chain of messages through the plans'
+// dependencies (and each message's wait for its sender), each message costing α of its tier.
+// Checks the generators' analytical traffic on small clusters; the simulator uses the analytical
+// one at scale.
+Traffic materialized_traffic(const std::vector<Plan>& plans, const PlanRequest& request);
 
 }  // namespace dc

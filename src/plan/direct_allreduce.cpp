@@ -17,10 +17,10 @@ using namespace plan_build;
 
 namespace {
 
-Range block(const BuildSpace& sp, int k) { return ring_segment(sp.count, sp.n(), wrap(k, sp.n())); }
+Range block(const BuildSpace& sp, int k) { return sp.segment(wrap(k, sp.n())); }
 
 uint64_t chunks_per_block(const BuildSpace& sp) {
-  return chunk_count(ring_segment(sp.count, sp.n(), 0).count, sp.chunk_elems());
+  return chunk_count(sp.longest_segment(), sp.chunk_elems());
 }
 
 // Reduce-scatter sends: chunk j of block k to owner k, starting with the next member so that the
@@ -133,6 +133,26 @@ Traffic direct_allreduce_traffic(const PlanRequest& request, const std::vector<i
   }
   // Each owner takes n-1 messages in and sends n-1 out, one after another on its engine.
   t.hops(2 * (n - 1), members[0], members[n - 1]);
+  return t;
+}
+
+Traffic direct_half_traffic(const PlanRequest& request, const std::vector<int>& members,
+                            const std::vector<double>& owned_bytes, bool scatter) {
+  Traffic t(*request.cluster);
+  const int n = static_cast<int>(members.size());
+  for (int o = 0; o < n; ++o) {
+    for (int p = 0; p < n; ++p) {
+      if (p == o) continue;
+      if (scatter) {
+        t.transfer(members[p], members[o], owned_bytes[o]);
+        t.memory(members[o], -owned_bytes[o]);  // folded into the cached partial sum
+      } else {
+        t.transfer(members[o], members[p], owned_bytes[o]);
+      }
+    }
+    if (scatter) t.memory(members[o], 2 * owned_bytes[o]);
+  }
+  t.hops(n - 1, members[0], members[n - 1]);
   return t;
 }
 

@@ -33,11 +33,18 @@ const Generator* find_generator(dcCollective_t collective, const std::string& na
 bool any_members(const PlanRequest& request, const std::vector<int>& members);
 // All members on one host, exchanging bytes through shared memory.
 bool members_share_memory(const PlanRequest& request, const std::vector<int>& members);
+// Members on two hosts or more (NCCL's double binary tree runs between nodes).
+bool members_span_hosts(const PlanRequest& request, const std::vector<int>& members);
 
 void build_ring_allreduce(BuildSpace& space);
 void build_direct_allreduce(BuildSpace& space);
 void build_tree_allreduce(BuildSpace& space);
+void build_dbtree_allreduce(BuildSpace& space);
 void build_hierarchical_allreduce(BuildSpace& space);
+void build_hierarchical_allgather(BuildSpace& space);
+void build_hierarchical_reduce_scatter(BuildSpace& space);
+void build_hierarchical_broadcast(BuildSpace& space);
+void build_hierarchical_reduce(BuildSpace& space);
 void build_ring_allgather(BuildSpace& space);
 void build_direct_allgather(BuildSpace& space);
 void build_direct_broadcast(BuildSpace& space);
@@ -61,8 +68,24 @@ int direct_owned_segment(int member, int n);
 Traffic ring_allreduce_traffic(const PlanRequest& request, const std::vector<int>& members);
 Traffic direct_allreduce_traffic(const PlanRequest& request, const std::vector<int>& members);
 Traffic tree_allreduce_traffic(const PlanRequest& request, const std::vector<int>& members);
+Traffic dbtree_allreduce_traffic(const PlanRequest& request, const std::vector<int>& members);
 Traffic hierarchical_allreduce_traffic(const PlanRequest& request, const std::vector<int>& members);
 bool hierarchical_allreduce_applicable(const PlanRequest& request, const std::vector<int>& members);
+Traffic hierarchical_allgather_traffic(const PlanRequest& request, const std::vector<int>& members);
+Traffic hierarchical_reduce_scatter_traffic(const PlanRequest& request, const std::vector<int>& members);
+Traffic hierarchical_broadcast_traffic(const PlanRequest& request, const std::vector<int>& members);
+Traffic hierarchical_reduce_traffic(const PlanRequest& request, const std::vector<int>& members);
+// Several hosts, one of them with several ranks, and every rank taking part (host_layout.cpp).
+bool hierarchical_applicable(const PlanRequest& request, const std::vector<int>& members);
+// The halves' traffic over members where member j ends with owned_bytes[j] (scatter: reduced;
+// gather: sent to all), as hierarchical plans use them.
+Traffic ring_half_traffic(const PlanRequest& request, const std::vector<int>& members,
+                          const std::vector<double>& owned_bytes, bool scatter);
+Traffic direct_half_traffic(const PlanRequest& request, const std::vector<int>& members,
+                            const std::vector<double>& owned_bytes, bool scatter);
+// α of one step of a ring: every edge carries a message at each step, so the slowest edge sets
+// the pace.
+double ring_step_latency(const ClusterView& view, const std::vector<int>& ring);
 Traffic ring_allgather_traffic(const PlanRequest& request, const std::vector<int>& members);
 Traffic direct_allgather_traffic(const PlanRequest& request, const std::vector<int>& members);
 Traffic direct_broadcast_traffic(const PlanRequest& request, const std::vector<int>& members);
@@ -88,8 +111,5 @@ void build_twophase_allreduce(BuildSpace& space);
 void build_sparse_allgather_allreduce(BuildSpace& space);
 Traffic twophase_allreduce_traffic(const PlanRequest& request, const std::vector<int>& members);
 Traffic sparse_allgather_allreduce_traffic(const PlanRequest& request, const std::vector<int>& members);
-// Dense inside hosts, compressed across them per rail (applies where hierarchical does).
-void build_hierarchical_compressed_allreduce(BuildSpace& space);
-Traffic hierarchical_compressed_allreduce_traffic(const PlanRequest& request, const std::vector<int>& members);
 
 }  // namespace dc

@@ -1,12 +1,25 @@
-// Hierarchical all-reduce across hosts, three pipelined phases built by the simple generators:
-// inside each host a reduce-scatter leaves local member i with one segment summed over the host;
-// the members with the same local index on every host (a rail) all-reduce that segment across
-// hosts; inside each host an all-gather hands every segment to all. Inside a host it takes the
-// direct halves over shared memory and the ring halves over sockets; across hosts the cheaper of
-// ring and tree by the cost model. The phase tracker orders each step after exactly the earlier
-// phases' steps that touch its memory, so a chunk crosses hosts as soon as its host sum is done.
-// Every host must hold the same number of ranks (rails must line up).
+// Hierarchical all-reduce over levels of the cluster: hosts, then fast groups (when the topology
+// file declares two network tiers), then the slow links between groups. At each level the members
+// fall into units (the ranks of a host; the hosts of a group). The buffer is cut into K segments,
+// K the most members a unit has; in a unit of r members, member j owns a contiguous run of about
+// K/r of them, so units of any size fit (3 ranks on one host and 5 on another; a rank alone owns
+// every segment and skips its unit's phases). Each unit reduce-scatters its owned runs inside;
+// for each segment, its owners — one per unit, in topology order — all-reduce it at the next level
+// (recursively), ending with a flat ring, tree or double binary tree, whichever the cost model
+// prices cheapest; each unit then all-gathers. Inside a host the direct halves run over shared
+// memory and the ring halves over sockets; across hosts the ring halves.
+//
+// A request with a compression spec (the `hiercompressed` generator) ends with a compressed
+// all-reduce instead — two-phase or sparse all-gather, whichever is cheaper — so only the last
+// level, the slowest links, carries compressed messages and every other level stays dense. Its
+// result is the same bits on every member of the last level, which the dense all-gathers then copy,
+// so every rank ends with the same bits. Each compressed phase takes the residual of its segment.
+//
+// The phase tracker orders each step after exactly the earlier phases' steps that touch its
+// memory, so a chunk crosses hosts as soon as its host's sum is done. Which levels to use (hosts
+// and groups, or only one of them) is priced too; every rank computes the same choice.
 #include <algorithm>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -18,112 +31,244 @@ using namespace plan_build;
 
 namespace {
 
-struct Layout {
-  std::vector<std::vector<int>> hosts;  // comm ranks per host, ascending
-  int host = 0;                         // this rank's host
-  int local = 0;                        // its index there
+enum class Level { Hosts, Groups };
+
+using Units = std::vector<std::vector<int>>;
+
+// The units members fall into at a level, in order of their first member; each lists its
+// members in the members' order.
+Units units_of(const ClusterView& view, const std::vector<int>& members, Level level) {
+  std::map<int, size_t> index;
+  Units units;
+  for (int m : members) {
+    const int key = level == Level::Hosts ? view.host_of(m) : view.group_of(view.host_of(m));
+    auto [it, fresh] = index.emplace(key, units.size());
+    if (fresh) units.emplace_back();
+    units[it->second].push_back(m);
+  }
+  return units;
+}
+
+bool splits(const Units& units) {
+  if (units.size() < 2) return false;
+  for (const auto& u : units)
+    if (u.size() >= 2) return true;
+  return false;
+}
+
+size_t widest(const Units& units) {
+  size_t most = 0;
+  for (const auto& u : units) most = std::max(most, u.size());
+  return most;
+}
+
+// The levels a plan goes through, and each level's segment count K.
+struct Shape {
+  std::vector<Level> levels;
+  std::vector<int> width;
 };
 
-Layout layout_of(const ClusterView& view, int rank) {
-  Layout l;
-  for (int h = 0; h < view.nhosts(); ++h) l.hosts.push_back(view.ranks_on_host(h));
-  l.host = view.host_of(rank);
-  l.local = view.local_index(rank);
-  return l;
+uint32_t slots_from(const Shape& shape, size_t l) {
+  if (l == shape.levels.size()) return 1;
+  return 2 + static_cast<uint32_t>(shape.width[l]) * slots_from(shape, l + 1);
 }
 
-std::vector<int> rail(const Layout& l, int local) {
-  std::vector<int> members;
-  for (const auto& host : l.hosts) members.push_back(host[local]);
-  return members;
+// The shapes that apply: every level must split its members (two units or more, one of them
+// with two members or more). A level's members are one per unit of the level before.
+std::vector<Shape> shapes(const ClusterView& view, const std::vector<int>& members) {
+  const std::vector<std::vector<Level>> candidates = {{Level::Hosts, Level::Groups}, {Level::Hosts}, {Level::Groups}};
+  std::vector<Shape> out;
+  for (const auto& levels : candidates) {
+    Shape shape{levels, {}};
+    std::vector<int> at = members;
+    bool fits = true;
+    for (Level level : levels) {
+      const Units units = units_of(view, at, level);
+      if (!splits(units)) {
+        fits = false;
+        break;
+      }
+      shape.width.push_back(static_cast<int>(widest(units)));
+      at.clear();
+      for (const auto& u : units) at.push_back(u.front());
+    }
+    if (fits) out.push_back(shape);
+  }
+  return out;
 }
 
-bool intra_direct(const PlanRequest& request, const std::vector<int>& host) {
-  return members_share_memory(request, host);
+// Segment k of K over count elements, and the run of segments member j of r members owns.
+Range owned_run(uint64_t count, int K, int r, int j) {
+  const Range segments = ring_segment(static_cast<uint64_t>(K), r, j);
+  const uint64_t begin = ring_segment(count, K, static_cast<int>(segments.offset)).offset;
+  const uint64_t end = segments.offset + segments.count == static_cast<uint64_t>(K)
+                           ? count
+                           : ring_segment(count, K, static_cast<int>(segments.offset + segments.count)).offset;
+  return {begin, end - begin};
 }
 
-// The request a rail's all-reduce is priced with: its segment, the longest of any rail, so that
-// every rail takes the same algorithm.
-PlanRequest rail_request(const PlanRequest& request, int ranks_per_host) {
-  PlanRequest rail = request;
-  rail.count = ring_segment(request.count, ranks_per_host, 0).count;
+int owner_of(int K, int r, int k) {
+  for (int j = 0; j < r; ++j) {
+    const Range segments = ring_segment(static_cast<uint64_t>(K), r, j);
+    if (static_cast<uint64_t>(k) < segments.offset + segments.count) return j;
+  }
+  return r - 1;
+}
+
+std::vector<int> rail_of_segment(const Units& units, int K, int k) {
+  std::vector<int> rail;
+  for (const auto& u : units) rail.push_back(u[owner_of(K, static_cast<int>(u.size()), k)]);
   return rail;
 }
 
-struct RailChoice {
+struct FlatChoice {
   const char* name;
   void (*build)(BuildSpace&);
   Traffic traffic;
 };
 
-RailChoice rail_algorithm(const PlanRequest& request, const std::vector<int>& members) {
-  RailChoice ring{"ring", build_ring_allreduce, ring_allreduce_traffic(request, members)};
-  RailChoice tree{"tree", build_tree_allreduce, tree_allreduce_traffic(request, members)};
-  return tree.traffic.seconds() < ring.traffic.seconds() ? tree : ring;
+// The last level: the cheapest flat all-reduce of `count` elements over one member per unit
+// (compressed ones for a compressed request).
+FlatChoice flat_choice(const PlanRequest& request, const std::vector<int>& members, uint64_t count) {
+  PlanRequest priced = request;
+  priced.count = count;
+  std::vector<FlatChoice> choices;
+  if (request.compression)
+    choices = {{"twophase", build_twophase_allreduce, twophase_allreduce_traffic(priced, members)},
+               {"sparsegather", build_sparse_allgather_allreduce, sparse_allgather_allreduce_traffic(priced, members)}};
+  else
+    choices = {{"ring", build_ring_allreduce, ring_allreduce_traffic(priced, members)},
+               {"dbtree", build_dbtree_allreduce, dbtree_allreduce_traffic(priced, members)},
+               {"tree", build_tree_allreduce, tree_allreduce_traffic(priced, members)}};
+  size_t best = 0;
+  for (size_t i = 1; i < choices.size(); ++i)
+    if (choices[i].traffic.seconds() < choices[best].traffic.seconds()) best = i;
+  return choices[best];
+}
+
+bool direct_inside(const PlanRequest& request, Level level, const std::vector<int>& unit) {
+  return level == Level::Hosts && members_share_memory(request, unit);
+}
+
+// The owned runs of a unit's members, as the halves' segments: the direct halves end with
+// segment j at member j, the ring halves with segment j+1.
+std::vector<Range> half_segments(uint64_t count, int K, int r, bool direct) {
+  std::vector<Range> segments(r);
+  for (int j = 0; j < r; ++j) segments[direct ? j : (j + 1) % r] = owned_run(count, K, r, j);
+  return segments;
+}
+
+Traffic level_traffic(const PlanRequest& request, const Shape& shape, size_t l, const std::vector<int>& members,
+                      uint64_t count) {
+  if (l == shape.levels.size()) return flat_choice(request, members, count).traffic;
+  const ClusterView& view = *request.cluster;
+  const Units units = units_of(view, members, shape.levels[l]);
+  const int K = shape.width[l];
+  Traffic scatter(view), inner(view), gather(view);
+  for (const auto& unit : units) {
+    const int r = static_cast<int>(unit.size());
+    if (r < 2) continue;
+    std::vector<double> owned(r);
+    for (int j = 0; j < r; ++j) owned[j] = static_cast<double>(owned_run(count, K, r, j).count * request.elem_size);
+    const bool direct = direct_inside(request, shape.levels[l], unit);
+    scatter.add_alongside(direct ? direct_half_traffic(request, unit, owned, true)
+                                 : ring_half_traffic(request, unit, owned, true));
+    gather.add_alongside(direct ? direct_half_traffic(request, unit, owned, false)
+                                : ring_half_traffic(request, unit, owned, false));
+  }
+  for (int k = 0; k < K; ++k) {
+    const Range segment = ring_segment(count, K, k);
+    if (segment.count == 0) continue;
+    inner.add_alongside(level_traffic(request, shape, l + 1, rail_of_segment(units, K, k), segment.count));
+  }
+  scatter.add(inner);
+  scatter.add(gather);
+  return scatter;
+}
+
+// The cheapest shape and its traffic.
+std::pair<Shape, Traffic> best_shape(const PlanRequest& request, const std::vector<int>& members) {
+  const std::vector<int> ordered = request.cluster->topology_order(members);
+  std::pair<Shape, Traffic> best{Shape{}, Traffic(*request.cluster)};
+  double best_seconds = 0;
+  for (const Shape& shape : shapes(*request.cluster, ordered)) {
+    Traffic t = level_traffic(request, shape, 0, ordered, request.count);
+    if (best.first.levels.empty() || t.seconds() < best_seconds) {
+      best_seconds = t.seconds();
+      best = {shape, std::move(t)};
+    }
+  }
+  return best;
+}
+
+void build_level(BuildSpace sp, const Shape& shape, size_t l, uint32_t slot, uint32_t slots) {
+  const PlanRequest& request = *sp.request;
+  if (l == shape.levels.size()) {
+    const FlatChoice choice = flat_choice(request, sp.members, sp.count);
+    build_phase(sp, {slot, slots}, request.compression ? "compressed all-reduce" : "all-reduce", choice.name,
+                [&](BuildSpace& space) {
+                  if (space.count > 0) choice.build(space);
+                });
+    return;
+  }
+  const Units units = units_of(*request.cluster, sp.members, shape.levels[l]);
+  const int me = sp.members[sp.self];
+  int u = 0;
+  while (std::find(units[u].begin(), units[u].end(), me) == units[u].end()) ++u;
+  const std::vector<int>& unit = units[u];
+  const int r = static_cast<int>(unit.size());
+  const int j = static_cast<int>(std::find(unit.begin(), unit.end(), me) - unit.begin());
+  const int K = shape.width[l];
+  const bool direct = direct_inside(request, shape.levels[l], unit);
+  const char* level_name = shape.levels[l] == Level::Hosts ? " in host" : " in group";
+
+  BuildSpace local = sp;
+  local.members = unit;
+  local.self = j;
+  local.finalize = false;
+  local.segments = half_segments(sp.count, K, r, direct);
+  if (r > 1)
+    build_phase(local, {slot, slots}, std::string("reduce-scatter") + level_name, direct ? "direct" : "ring",
+                direct ? build_direct_allreduce_scatter_half : build_ring_allreduce_scatter_half);
+
+  const uint32_t inner_slots = slots_from(shape, l + 1);
+  for (int k = 0; k < K; ++k) {
+    const Range segment = ring_segment(sp.count, K, k);
+    if (owner_of(K, r, k) != j || segment.count == 0) continue;
+    BuildSpace inner = sp;
+    inner.members = rail_of_segment(units, K, k);
+    inner.self = u;
+    // A member alone in its unit takes its own data; the others their unit's sum.
+    inner.in = r > 1 ? sp.output(segment.offset) : sp.input(segment.offset);
+    inner.out = sp.output(segment.offset);
+    inner.count = segment.count;
+    inner.segments.clear();
+    build_level(inner, shape, l + 1, slot + 1 + static_cast<uint32_t>(k) * inner_slots, slots);
+  }
+
+  if (r > 1)
+    build_phase(local, {slot + 1 + static_cast<uint32_t>(K) * inner_slots, slots}, std::string("all-gather") + level_name,
+                direct ? "direct" : "ring",
+                direct ? build_direct_allreduce_gather_half : build_ring_allreduce_gather_half);
 }
 
 }  // namespace
 
 bool hierarchical_allreduce_applicable(const PlanRequest& request, const std::vector<int>& members) {
-  const ClusterView& view = *request.cluster;
-  if (static_cast<int>(members.size()) != view.nranks() || view.nhosts() < 2) return false;
-  const size_t per_host = view.ranks_on_host(0).size();
-  if (per_host < 2) return false;
-  for (int h = 1; h < view.nhosts(); ++h)
-    if (view.ranks_on_host(h).size() != per_host) return false;
-  return true;
+  if (static_cast<int>(members.size()) != request.cluster->nranks()) return false;
+  return !shapes(*request.cluster, request.cluster->topology_order(members)).empty();
 }
 
 void build_hierarchical_allreduce(BuildSpace& sp) {
-  const PlanRequest& request = *sp.request;
-  const Layout l = layout_of(*request.cluster, sp.members[sp.self]);
-  const std::vector<int>& host = l.hosts[l.host];
-  const int per_host = static_cast<int>(host.size());
-  const bool direct = intra_direct(request, host);
-  const char* intra_name = direct ? "direct" : "ring";
-  PhaseTracker tracker(request);
-
-  BuildSpace local = sp;
-  local.members = host;
-  local.self = l.local;
-  local.finalize = false;
-  local.tracker = &tracker;
-  build_phase(local, "reduce-scatter", intra_name,
-              direct ? build_direct_allreduce_scatter_half : build_ring_allreduce_scatter_half);
-
-  const int owned = direct ? direct_owned_segment(l.local, per_host) : ring_owned_segment(l.local, per_host);
-  const Range segment = ring_segment(sp.count, per_host, owned);
-  const PlanRequest priced = rail_request(request, per_host);
-  const RailChoice across = rail_algorithm(priced, rail(l, l.local));
-  BuildSpace inter = sp;
-  inter.members = rail(l, l.local);
-  inter.self = l.host;
-  inter.in = inter.out = sp.output(segment.offset);
-  inter.count = segment.count;
-  inter.tracker = &tracker;
-  build_phase(inter, "all-reduce", across.name, [&](BuildSpace& space) {
-    if (space.count > 0) across.build(space);
-  });
-
-  local.in = sp.output(0);
-  build_phase(local, "all-gather", intra_name,
-              direct ? build_direct_allreduce_gather_half : build_ring_allreduce_gather_half);
+  const Shape shape = best_shape(*sp.request, sp.members).first;
+  PhaseTracker tracker(*sp.request);
+  BuildSpace top = topology_ordered(sp);
+  top.tracker = &tracker;
+  build_level(top, shape, 0, 0, slots_from(shape, 0));
 }
 
 Traffic hierarchical_allreduce_traffic(const PlanRequest& request, const std::vector<int>& members) {
-  const ClusterView& view = *request.cluster;
-  const Layout l = layout_of(view, members[0]);
-  const int per_host = static_cast<int>(l.hosts[0].size());
-  Traffic inside(view);
-  for (const auto& host : l.hosts) {
-    inside.add_alongside(intra_direct(request, host) ? direct_allreduce_traffic(request, host)
-                                                     : ring_allreduce_traffic(request, host));
-  }
-  const PlanRequest priced = rail_request(request, per_host);
-  Traffic across(view);
-  for (int i = 0; i < per_host; ++i) across.add_alongside(rail_algorithm(priced, rail(l, i)).traffic);
-  inside.add(across);
-  return inside;
+  return best_shape(request, members).second;
 }
 
 }  // namespace dc

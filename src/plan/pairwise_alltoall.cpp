@@ -51,7 +51,23 @@ void build_pairwise_alltoall(BuildSpace& sp) {
 }
 
 Traffic pairwise_alltoall_traffic(const PlanRequest& request, const std::vector<int>& members) {
-  return all_pairs_traffic(request, members);
+  const ClusterView& view = *request.cluster;
+  Traffic t(view);
+  const double block = static_cast<double>(request.count * request.elem_size);
+  // Inside each host pair by pair; between hosts by tier (ClusterView::reach), so that the price
+  // of n ranks grows with n, not n².
+  for (int h = 0; h < view.nhosts(); ++h)
+    for (int from : view.ranks_on_host(h))
+      for (int to : view.ranks_on_host(h)) t.transfer(from, to, block);
+  for (int from : members) {
+    const ClusterView::Reach& reach = view.reach(view.host_of(from));
+    for (int tier = 0; tier < view.network_tiers(); ++tier) {
+      const double bytes = reach.ranks[tier] * block;
+      t.rank_link(from, tier, bytes, bytes);
+    }
+  }
+  t.hops(static_cast<int>(members.size()) - 1, members.front(), members.back());
+  return t;
 }
 
 }  // namespace dc

@@ -30,7 +30,7 @@ struct RingState {
 RingState ring_state(const BuildSpace& sp) {
   RingState st;
   st.chunk = sp.chunk_elems();
-  st.chunks_per_step = chunk_count(ring_segment(sp.count, sp.n(), 0).count, st.chunk);
+  st.chunks_per_step = chunk_count(sp.longest_segment(), st.chunk);
   st.produced.resize(st.chunks_per_step);
   return st;
 }
@@ -40,7 +40,7 @@ RingState ring_state(const BuildSpace& sp) {
 void reduce_scatter_half(BuildSpace& sp, RingState& st) {
   const int n = sp.n(), r = sp.self;
   const uint64_t chunk = st.chunk, per_step = st.chunks_per_step;
-  const uint64_t longest = ring_segment(sp.count, n, 0).count;
+  const uint64_t longest = sp.longest_segment();
   // Staging for received chunks: a few chunk-sized slots, reused round-robin (chunk j in slot
   // j % slots), so that what a receive writes is still in cache when its reduction reads it. A
   // whole segment of staging would send every received byte through memory twice more.
@@ -49,7 +49,7 @@ void reduce_scatter_half(BuildSpace& sp, RingState& st) {
   std::vector<std::optional<uint32_t>> staged(slots);  // per slot: the last step that used it
   st.scatter_sends.assign(n - 1, {});
   for (int s = 0; s + 1 < n; ++s) {
-    const Range out_seg = ring_segment(sp.count, n, wrap(r - s, n));
+    const Range out_seg = sp.segment(wrap(r - s, n));
     for (const Range& c : split_chunks(out_seg.count, chunk)) {
       const uint64_t j = c.offset / chunk;
       const uint64_t at = out_seg.offset + c.offset;
@@ -57,7 +57,7 @@ void reduce_scatter_half(BuildSpace& sp, RingState& st) {
       st.scatter_sends[s].push_back(
           sp.add(send(sp.peer(r + 1), sp.tag(s, per_step, j), src, c.count), after(st.produced[j])));
     }
-    const Range in_seg = ring_segment(sp.count, n, wrap(r - s - 1, n));
+    const Range in_seg = sp.segment(wrap(r - s - 1, n));
     for (const Range& c : split_chunks(in_seg.count, chunk)) {
       const uint64_t j = c.offset / chunk;
       const uint64_t at = in_seg.offset + c.offset;
@@ -78,13 +78,13 @@ void all_gather_half(BuildSpace& sp, RingState& st, uint64_t phase0) {
   const uint64_t chunk = st.chunk, per_step = st.chunks_per_step;
   for (int s = 0; s + 1 < n; ++s) {
     const uint64_t phase = phase0 + static_cast<uint64_t>(s);
-    const Range out_seg = ring_segment(sp.count, n, wrap(r + 1 - s, n));
+    const Range out_seg = sp.segment(wrap(r + 1 - s, n));
     for (const Range& c : split_chunks(out_seg.count, chunk)) {
       const uint64_t j = c.offset / chunk;
       sp.add(send(sp.peer(r + 1), sp.tag(phase, per_step, j), sp.output(out_seg.offset + c.offset), c.count),
              after(st.produced[j]));
     }
-    const Range in_seg = ring_segment(sp.count, n, wrap(r - s, n));
+    const Range in_seg = sp.segment(wrap(r - s, n));
     for (const Range& c : split_chunks(in_seg.count, chunk)) {
       const uint64_t j = c.offset / chunk;
       // Segment r-s was sent in reduce-scatter step s (from Output, or from Input when in place).
@@ -102,10 +102,12 @@ void all_gather_half(BuildSpace& sp, RingState& st, uint64_t phase0) {
 int ring_owned_segment(int member, int n) { return wrap(member + 1, n); }
 
 void build_ring_allreduce(BuildSpace& sp) {
+  // Any order of the members gives the same result: take the one that crosses hosts least.
+  sp = topology_ordered(sp);
   RingState st = ring_state(sp);
   reduce_scatter_half(sp, st);
   // This rank now holds the fully reduced segment r+1.
-  const Range owned = ring_segment(sp.count, sp.n(), ring_owned_segment(sp.self, sp.n()));
+  const Range owned = sp.segment(ring_owned_segment(sp.self, sp.n()));
   for (const Range& c : split_chunks(owned.count, st.chunk)) {
     const uint64_t j = c.offset / st.chunk;
     if (auto fin = sp.add_finalize(sp.output(owned.offset + c.offset), c.count, after(st.produced[j])))
@@ -124,18 +126,38 @@ void build_ring_allreduce_gather_half(BuildSpace& sp) {
   all_gather_half(sp, st, 0);
 }
 
+double ring_step_latency(const ClusterView& view, const std::vector<int>& ring) {
+  double slowest = 0;
+  for (size_t i = 0; i < ring.size(); ++i)
+    slowest = std::max(slowest, view.tier_between(ring[i], ring[(i + 1) % ring.size()]).latency_s);
+  return slowest;
+}
+
 Traffic ring_allreduce_traffic(const PlanRequest& request, const std::vector<int>& members) {
   Traffic t(*request.cluster);
-  const int n = static_cast<int>(members.size());
+  const std::vector<int> ring = request.cluster->topology_order(members);
+  const int n = static_cast<int>(ring.size());
   const double segment = static_cast<double>(request.count * request.elem_size) / n;
-  double latency = 0;
   for (int i = 0; i < n; ++i) {
-    const int from = members[i], to = members[(i + 1) % n];
-    latency = std::max(latency, request.cluster->tier_between(from, to).latency_s);
-    for (int s = 0; s + 1 < n; ++s) t.transfer(from, to, segment, true);   // reduce-scatter
-    for (int s = 0; s + 1 < n; ++s) t.transfer(from, to, segment, false);  // all-gather
+    const int from = ring[i], to = ring[(i + 1) % n];
+    t.transfer(from, to, segment * (n - 1), true);   // reduce-scatter
+    t.transfer(from, to, segment * (n - 1), false);  // all-gather
   }
-  t.hops(2 * (n - 1), latency);
+  t.hops(2 * (n - 1), ring_step_latency(*request.cluster, ring));
+  return t;
+}
+
+Traffic ring_half_traffic(const PlanRequest& request, const std::vector<int>& members,
+                          const std::vector<double>& owned_bytes, bool scatter) {
+  Traffic t(*request.cluster);
+  const int n = static_cast<int>(members.size());
+  double total = 0;
+  for (double b : owned_bytes) total += b;
+  // Member r sends every segment but the one it ends with (scatter: its own; gather: the next
+  // member's, which it receives last).
+  for (int r = 0; r < n; ++r)
+    t.transfer(members[r], members[(r + 1) % n], total - owned_bytes[scatter ? r : (r + 1) % n], scatter);
+  t.hops(n - 1, ring_step_latency(*request.cluster, members));
   return t;
 }
 

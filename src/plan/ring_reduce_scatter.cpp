@@ -11,13 +11,16 @@ namespace dc {
 
 using namespace plan_build;
 
-void build_ring_reduce_scatter(BuildSpace& sp) {
+void build_ring_reduce_scatter(BuildSpace& space) {
+  // The ring runs in topology order; position k reduces the block of the member it holds.
+  BuildSpace sp = topology_ordered(space);
+  const std::vector<int> block_of = ring_blocks(space, sp);
   const int n = sp.n();
   const int r = sp.self;
   const uint64_t count = sp.count;
   const std::vector<Range> chunks = split_chunks(count, sp.chunk_elems());
   const uint64_t per_step = chunks.size();
-  auto block = [&](int k) { return static_cast<uint64_t>(wrap(k, n)) * count; };
+  auto block = [&](int k) { return static_cast<uint64_t>(block_of[wrap(k, n)]) * count; };
   // Scratch: [0, count) stages received chunks; two slots after it hold partial results,
   // alternating by step. One slot is not enough: the receive of step s would then wait for the
   // send of step s, which waits for the peer's receive of step s, all around the ring.
@@ -57,15 +60,11 @@ void build_ring_reduce_scatter(BuildSpace& sp) {
 
 Traffic ring_reduce_scatter_traffic(const PlanRequest& request, const std::vector<int>& members) {
   Traffic t(*request.cluster);
-  const int n = static_cast<int>(members.size());
+  const std::vector<int> ring = request.cluster->topology_order(members);
+  const int n = static_cast<int>(ring.size());
   const double block = static_cast<double>(request.count * request.elem_size);
-  double latency = 0;
-  for (int i = 0; i < n; ++i) {
-    const int from = members[i], to = members[(i + 1) % n];
-    latency = std::max(latency, request.cluster->tier_between(from, to).latency_s);
-    for (int s = 0; s + 1 < n; ++s) t.transfer(from, to, block, true);
-  }
-  t.hops(n - 1, latency);
+  for (int i = 0; i < n; ++i) t.transfer(ring[i], ring[(i + 1) % n], block * (n - 1), true);
+  t.hops(n - 1, ring_step_latency(*request.cluster, ring));
   return t;
 }
 

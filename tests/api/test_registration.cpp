@@ -1,5 +1,5 @@
 // Memory registration and windows: handles are tracked per communicator, registered buffers work
-// in collectives, and wrong, foreign or released handles are refused.
+// in collectives (over shared memory and UCX), and wrong, foreign or released handles are refused.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -9,6 +9,7 @@
 
 #include "deepcomm/deepcomm.h"
 #include "tests/support/collective_check.h"
+#include "tests/support/transport_probe.h"
 
 namespace {
 
@@ -145,5 +146,52 @@ INSTANTIATE_TEST_SUITE_P(Shm, RegisteredWithoutCma,
                            return std::string(info.param.registered ? "registered_" : "unregistered_") +
                                   std::to_string(info.param.nranks);
                          });
+
+// Over UCX, buffers registered with the communicator (ucp_mem_map) and dcMemAlloc memory (mapped
+// by the transport on first use) carry correct data in rendezvous-sized messages, also after
+// deregistration, and after dcMemFree and a new dcMemAlloc that may land at the same address.
+TEST(UcxRegistration, RegisteredAndAllocatedMemoryCarryCorrectData) {
+  if (const std::string why = dctest::transport_unavailable("ucx-all"); !why.empty()) GTEST_SKIP() << why;
+  const size_t count = size_t{1} << 20;
+  std::string errors = dctest::run_as_processes(
+      3, {{"DEEPCOMM_TRANSPORT", "ucx-all"}},
+      [&](int rank, int n, const dcUniqueId& id) {
+        dcComm_t comm = nullptr;
+        if (dcCommInitRank(&comm, n, &id, rank, nullptr) != dcSuccess) return 2;
+        std::vector<float> plain(count);
+        int failures = 0;
+        for (int round = 0; round < 4; ++round) {
+          float* allocated = nullptr;
+          if (dcMemAlloc(reinterpret_cast<void**>(&allocated), count * sizeof(float)) != dcSuccess) return 3;
+          const bool registered = round % 2 == 0;
+          void* handles[2] = {nullptr, nullptr};
+          if (registered && (dcCommRegister(comm, allocated, count * sizeof(float), &handles[0]) != dcSuccess ||
+                             dcCommRegister(comm, plain.data(), count * sizeof(float), &handles[1]) != dcSuccess))
+            return 4;
+          for (size_t i = 0; i < count; ++i) allocated[i] = plain[i] = static_cast<float>((i % 89) + rank + round);
+          if (dcAllReduce(allocated, allocated, count, dcFloat32, dcSum, comm, nullptr) != dcSuccess ||
+              dcAllReduce(plain.data(), plain.data(), count, dcFloat32, dcSum, comm, nullptr) != dcSuccess) {
+            fprintf(stderr, "rank %d: %s\n", rank, dcGetLastError());
+            return 1;
+          }
+          for (size_t i = 0; i < count; ++i) {
+            const float expected = static_cast<float>(n * ((i % 89) + round) + n * (n - 1) / 2);
+            if ((allocated[i] != expected || plain[i] != expected) && failures++ < 3)
+              fprintf(stderr, "rank %d round %d: element %zu is %g / %g, expected %g\n", rank, round, i,
+                      allocated[i], plain[i], expected);
+          }
+          if (registered && (dcCommDeregister(comm, handles[0]) != dcSuccess ||
+                             dcCommDeregister(comm, handles[1]) != dcSuccess))
+            ++failures;
+          if (dcMemFree(allocated) != dcSuccess) ++failures;
+        }
+        dcCounters_t c{};
+        if (dcCommGetCounters(comm, &c) != dcSuccess || !c.ucxBytesSent || c.shmBytesSent || c.tcpBytesSent) ++failures;
+        if (dcCommDestroy(comm) != dcSuccess) ++failures;
+        return failures ? 1 : 0;
+      },
+      120);
+  EXPECT_EQ(errors, "");
+}
 
 }  // namespace

@@ -239,11 +239,30 @@ TEST(AllgatherFailure, InconsistentNranks) {
                   "inconsistent nranks");
 }
 
-TEST(AllgatherFailure, DuplicateRank) {
+// The first claim of a rank stands: the second is turned away and the rendezvous completes.
+TEST(AllgatherFailure, SecondClaimOfARankIsRefusedAlone) {
   dcUniqueId id;
   make_unique_id(&id);
-  expect_all_fail(run_thread_ranks(id, {1, 1}, {3, 3}, kTimeoutMs), dcInvalidUsage,
-                  "rank 1 joined twice");
+  std::vector<Outcome> outcomes;
+  std::thread claims([&] { outcomes = run_thread_ranks(id, {1, 1}, {3, 3}, kTimeoutMs); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // both claims reach the root first
+  auto others = run_thread_ranks(id, {0, 2}, {3, 3}, kTimeoutMs);
+  claims.join();
+  for (const auto& o : others) {
+    EXPECT_EQ(o.code, dcSuccess) << o.message;
+    EXPECT_EQ(first_wrong_blob(o.blobs, 3), -1);
+  }
+  int refused = 0;
+  for (const auto& o : outcomes) {
+    if (o.code == dcSuccess) {
+      EXPECT_EQ(first_wrong_blob(o.blobs, 3), -1);
+      continue;
+    }
+    ++refused;
+    EXPECT_EQ(o.code, dcInvalidUsage);
+    EXPECT_NE(o.message.find("rank 1 has already joined"), std::string::npos) << o.message;
+  }
+  EXPECT_EQ(refused, 1);
 }
 
 TEST(AllgatherFailure, RankOutOfRangeIsRejectedLocally) {
@@ -256,8 +275,20 @@ TEST(AllgatherFailure, SessionMismatchIsRejected) {
   dcUniqueId id;
   make_unique_id(&id);
   RootAddress root = decode_root_address(id);
-  dcUniqueId forged = encode_unique_id(root, unique_id_session(id) + 1);
+  IdCredentials credentials = unique_id_credentials(id);
+  credentials.session += 1;
+  dcUniqueId forged = encode_unique_id(root, credentials);
   expect_all_fail(run_thread_ranks(forged, {0}, {1}, kTimeoutMs), dcInvalidUsage, "session");
+}
+
+TEST(AllgatherFailure, WrongSecretIsRejected) {
+  dcUniqueId id;
+  make_unique_id(&id);
+  IdCredentials credentials = unique_id_credentials(id);
+  credentials.secret.bytes[3] ^= 1;
+  dcUniqueId forged = encode_unique_id(decode_root_address(id), credentials);
+  // The root cannot prove the secret this rank holds: the rank refuses it before sending anything.
+  expect_all_fail(run_thread_ranks(forged, {0}, {1}, kTimeoutMs), dcRemoteError, "did not prove knowledge");
 }
 
 }  // namespace

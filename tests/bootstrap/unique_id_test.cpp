@@ -6,7 +6,7 @@
 
 #include "src/core/bootstrap.h"
 #include "src/core/bootstrap/host_port.h"
-#include "src/core/bootstrap/socket_interface.h"
+#include "src/base/net_interface.h"
 #include "src/core/bootstrap/unique_id_layout.h"
 #include "src/base/error.h"
 
@@ -75,12 +75,38 @@ TEST(UniqueId, SessionsDifferAndAddressDecodes) {
 
 TEST(UniqueId, EncodesIpv6) {
   RootAddress root{{boost::asio::ip::make_address("fd00::1:2"), 4242}, true};
-  dcUniqueId id = encode_unique_id(root, 77);
+  IdCredentials credentials;
+  credentials.session = 77;
+  dcUniqueId id = encode_unique_id(root, credentials);
   validate_unique_id(id);
   RootAddress back = decode_root_address(id);
   EXPECT_EQ(back.endpoint, root.endpoint);
   EXPECT_TRUE(back.hosted_by_rank0);
   EXPECT_EQ(unique_id_session(id), 77u);
+}
+
+TEST(UniqueId, CarriesARandomSecretNowhereElse) {
+  dcUniqueId a, b;
+  make_unique_id(&a);
+  make_unique_id(&b);
+  const IdCredentials ca = unique_id_credentials(a), cb = unique_id_credentials(b);
+  EXPECT_TRUE(ca.authenticated);
+  EXPECT_NE(ca.secret, cb.secret);
+  EXPECT_NE(ca.secret, Secret{});
+  // The secret's bytes appear once in the id, and the session is no part of it.
+  const std::string bytes(a.internal, sizeof a.internal);
+  const std::string secret(reinterpret_cast<const char*>(ca.secret.bytes.data()), ca.secret.bytes.size());
+  EXPECT_EQ(bytes.find(secret), bytes.rfind(secret));
+}
+
+TEST(UniqueId, UnknownFlagsAndStrayBytesAreRejected) {
+  dcUniqueId id;
+  make_unique_id(&id);
+  for (size_t at : {size_t(5), size_t(12), size_t(60), size_t(127)}) {
+    dcUniqueId bad = id;
+    bad.internal[at] = static_cast<char>(bad.internal[at] ^ 0x40);
+    EXPECT_THROW(validate_unique_id(bad), Error) << "byte " << at;
+  }
 }
 
 TEST(HostPort, ParsesNcclCommIdForms) {
@@ -110,12 +136,12 @@ class SocketInterface : public ::testing::Test {
 
 TEST_F(SocketInterface, PrefixAndExactNamesSelectLoopback) {
   setenv("NCCL_SOCKET_IFNAME", "lo", 1);
-  EXPECT_EQ(advertised_address(), boost::asio::ip::make_address("127.0.0.1"));
+  EXPECT_EQ(chosen_interface().address, "127.0.0.1");
   setenv("NCCL_SOCKET_IFNAME", "=lo", 1);
-  EXPECT_EQ(advertised_address(), boost::asio::ip::make_address("127.0.0.1"));
+  EXPECT_EQ(chosen_interface().address, "127.0.0.1");
   setenv("DEEPCOMM_SOCKET_IFNAME", "nosuchif0,nosuchif1", 1);  // overrides NCCL_SOCKET_IFNAME
   try {
-    advertised_address();
+    chosen_interface();
     FAIL() << "an interface that does not exist was chosen";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), dcInvalidUsage);
@@ -126,7 +152,7 @@ TEST_F(SocketInterface, PrefixAndExactNamesSelectLoopback) {
 TEST_F(SocketInterface, ExcludingLoopbackNeverGivesLoopback) {
   setenv("NCCL_SOCKET_IFNAME", "^lo", 1);
   try {
-    EXPECT_FALSE(advertised_address().is_loopback());
+    EXPECT_FALSE(chosen_interface().loopback);
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), dcInvalidUsage);  // a host with no other interface
   }

@@ -3,9 +3,11 @@
 # links, with the ranks placed as LAYOUT says (ranks per host: 3,1 is ranks 0-2 on the first host
 # and rank 3 on the second). Also checks that each rank ran in its host's namespace and that the
 # all-reduce's bytes crossed every host's link (TCP between hosts, not shared memory).
-#   usage: cluster_collectives.sh DC_CLUSTER DEEPCOMM_RUN BENCH_DIR LAYOUT
+# With FORCED, the hierarchical plans of all-reduce, all-gather, reduce-scatter, broadcast and
+# reduce, and the double binary tree all-reduce, run once more by DEEPCOMM_ALGO.
+#   usage: cluster_collectives.sh DC_CLUSTER DEEPCOMM_RUN BENCH_DIR LAYOUT [FORCED]
 set -u
-DC_CLUSTER=$1 launcher=$2 bench=$3 layout=$4
+DC_CLUSTER=$1 launcher=$2 bench=$3 layout=$4 forced=${5:-}
 . "$(dirname "$0")/cluster_lib.sh"
 
 IFS=, read -ra per_host <<<"$layout"
@@ -54,4 +56,16 @@ for collective in all_reduce all_gather broadcast reduce reduce_scatter alltoall
     done
   fi
 done
+if [ -n "$forced" ]; then
+  for run_spec in all_reduce:hierarchical all_reduce:dbtree all_gather:hierarchical reduce_scatter:hierarchical \
+      broadcast:hierarchical reduce:hierarchical; do
+    collective=${run_spec%%:*} algorithm=${run_spec#*:}
+    out=$(DEEPCOMM_ALGO=$algorithm run "$bench/${collective}_perf" -b 12 -e 2M -f 20 -n 2 -w 1 -c 1 2>&1)
+    status=$?
+    printf '%s\n' "$out"
+    [ $status -eq 0 ] || fail "$collective with $algorithm on $layout: exit status $status"
+    printf '%s\n' "$out" | grep -q '^# Out of bounds values : 0 OK' ||
+      fail "$collective with $algorithm on $layout: wrong values or no footer"
+  done
+fi
 echo "PASS: every collective on hosts of $layout ranks"

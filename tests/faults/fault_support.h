@@ -6,6 +6,7 @@
 #include <string>
 
 #include "deepcomm/deepcomm.h"
+#include "tests/support/transport_probe.h"
 
 namespace dctest {
 

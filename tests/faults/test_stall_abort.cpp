@@ -1,5 +1,6 @@
 // A peer that stays alive but stops calling (DEEPCOMM_TIMEOUT), ncclCommAbort from another thread,
-// revoke, and ranks that disagree on plan-shaping settings: 2, 4 and 8 ranks, both transports.
+// revoke, and ranks that disagree on plan-shaping settings: 2, 4 and 8 ranks over shared memory
+// and TCP, 2 and 4 over UCX.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -29,17 +30,19 @@ struct FaultSetup {
 };
 
 std::string name_of(const ::testing::TestParamInfo<FaultSetup>& info) {
-  return std::string(info.param.transport) + (info.param.flat ? "_" : "_engine_") +
+  return dctest::test_name(info.param.transport) + (info.param.flat ? "_" : "_engine_") +
          std::to_string(info.param.nranks);
 }
 
 const auto kSetups = ::testing::Values(FaultSetup{2, "shm"}, FaultSetup{4, "shm"}, FaultSetup{8, "shm"},
-                                       FaultSetup{4, "shm", false}, FaultSetup{2, "tcp"}, FaultSetup{4, "tcp"}, FaultSetup{8, "tcp"});
+                                       FaultSetup{4, "shm", false}, FaultSetup{2, "tcp"}, FaultSetup{4, "tcp"}, FaultSetup{8, "tcp"},
+                                       FaultSetup{2, "ucx-all"}, FaultSetup{4, "ucx-all"});
 
 class Faults : public ::testing::TestWithParam<FaultSetup> {};
 
 TEST_P(Faults, SilentPeerFailsEveryoneAfterTheDeadline) {
   const FaultSetup s = GetParam();
+  if (const std::string why = dctest::transport_unavailable(s.transport); !why.empty()) GTEST_SKIP() << why;
   std::string errors = dctest::run_as_processes(
       s.nranks, s.env({{"DEEPCOMM_TIMEOUT", "1"}}),
       [&](int rank, int n, const dcUniqueId& id) {
@@ -73,6 +76,7 @@ TEST_P(Faults, SilentPeerFailsEveryoneAfterTheDeadline) {
 
 TEST_P(Faults, AbortFromAnotherThreadUnblocksWithinASecond) {
   const FaultSetup s = GetParam();
+  if (const std::string why = dctest::transport_unavailable(s.transport); !why.empty()) GTEST_SKIP() << why;
   std::string errors = dctest::run_as_processes(
       s.nranks, s.env(),
       [&](int rank, int n, const dcUniqueId& id) {
@@ -108,6 +112,7 @@ TEST_P(Faults, AbortFromAnotherThreadUnblocksWithinASecond) {
 
 TEST_P(Faults, RevokeFailsPendingAndLaterCallsButShrinkWorks) {
   const FaultSetup s = GetParam();
+  if (const std::string why = dctest::transport_unavailable(s.transport); !why.empty()) GTEST_SKIP() << why;
   std::string errors = dctest::run_as_processes(
       s.nranks, s.env(),
       [&](int rank, int n, const dcUniqueId& id) {
@@ -139,6 +144,7 @@ TEST_P(Faults, RevokeFailsPendingAndLaterCallsButShrinkWorks) {
 
 TEST_P(Faults, DisagreeingPlanSettingsFailInitNamingTheVariable) {
   const FaultSetup s = GetParam();
+  if (const std::string why = dctest::transport_unavailable(s.transport); !why.empty()) GTEST_SKIP() << why;
   std::string errors = dctest::run_as_processes(
       s.nranks, s.env(),
       [&](int rank, int n, const dcUniqueId& id) {

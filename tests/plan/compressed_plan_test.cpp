@@ -99,11 +99,11 @@ std::vector<double> simulate(Simulation& run, const PlanRequest& q, dcDataType_t
 
 const std::vector<std::string> kAlgorithms = {"twophase", "sparsegather", ""};
 
-// Hosts of 2 to 4 ranks, over shared memory and over sockets inside each.
+// Hosts of 1 to 4 ranks, even and uneven, over shared memory and over sockets inside each.
 std::vector<std::shared_ptr<const ClusterView>> host_layouts() {
   std::vector<std::shared_ptr<const ClusterView>> layouts;
-  for (auto [hosts, per_host] : {std::pair{2, 2}, {3, 2}, {2, 3}, {2, 4}})
-    for (bool shm : {true, false}) layouts.push_back(ClusterView::blocks(hosts, per_host, shm));
+  for (const std::vector<int>& per_host : std::vector<std::vector<int>>{{2, 2}, {2, 2, 2}, {3, 3}, {4, 4}, {3, 1}, {1, 2, 3}})
+    for (bool shm : {true, false}) layouts.push_back(ClusterView::layout(per_host, shm));
   return layouts;
 }
 
@@ -117,7 +117,17 @@ TEST(CompressedPlanSimulation, HierarchicalIsDenseInsideHostsAndCompressedAcross
         PlanRequest q = request(n, count, "topk:1", dcFloat32, in_place, "hiercompressed", cluster);
         Simulation run = prepare(q, dcFloat32, half_steps);
         ASSERT_EQ(run.plans[0].algorithm, "hiercompressed");
-        ASSERT_EQ(run.plans[0].phases.size(), 3u);
+        // A rank with host peers: reduce-scatter, the compressed phases of the segments it owns,
+        // all-gather; a rank alone on its host: only compressed phases.
+        for (const Plan& plan : run.plans) {
+          const bool alone = cluster->ranks_on_host(cluster->host_of(plan.rank)).size() == 1;
+          ASSERT_FALSE(plan.phases.empty());
+          for (size_t p = 0; p < plan.phases.size(); ++p) {
+            const bool dense = !alone && (p == 0 || p + 1 == plan.phases.size());
+            ASSERT_EQ(plan.phases[p].name, dense ? (p == 0 ? "reduce-scatter in host" : "all-gather in host")
+                                                 : "compressed all-reduce");
+          }
+        }
         std::vector<double> out = simulate(run, q, dcFloat32, dcSum, seed++);
         for (uint64_t i = 0; i < count; ++i) {
           double want = 0;

@@ -4,11 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "src/base/error.h"
 #include "src/plan/compose.h"
+#include "src/plan/generators.h"
 #include "src/plan/plan.h"
 #include "src/plan/select.h"
 
@@ -145,9 +148,111 @@ TEST(Selector, HierarchicalAcrossHosts) {
     if (std::string(p.generator->name) == "ring") ring = p.seconds;
   // Each host link carries 2(n-1)/n·S in a rank-order ring and 2(h-1)/h·S hierarchically.
   EXPECT_GT(ring / priced.front().seconds, 1.5);
-  // Uneven hosts: no hierarchical plan yet, the flat ones still apply.
-  const auto uneven = ClusterView::from_hosts({"a", "a", "a", "b"}, true);
-  EXPECT_NE(chosen(request(dcCollAllReduce, 4, 64 << 20, uneven)), "hierarchical");
+}
+
+// Bytes that leave each host over the network, summed over its links.
+std::map<int, double> host_out_bytes(const Traffic& t) {
+  std::map<int, double> out;
+  for (const auto& [link, bytes] : t.link_bytes())
+    if (std::get<3>(link)) out[std::get<1>(link)] += bytes;
+  return out;
+}
+
+TEST(Selector, HierarchicalOnUnevenHostsMovesTheBoundAcrossEachLink) {
+  const double S = 64 << 20;
+  // 3 ranks and 5; a rank alone beside 3; 2, 1 and 4 ranks on three hosts.
+  for (const std::vector<int>& layout : {std::vector<int>{3, 5}, {1, 3}, {2, 1, 4}}) {
+    const auto cluster = ClusterView::layout(layout, true);
+    const auto q = request(dcCollAllReduce, cluster->nranks(), static_cast<uint64_t>(S), cluster);
+    EXPECT_EQ(chosen(q), "hierarchical") << cluster->describe();
+    std::vector<int> everyone(cluster->nranks());
+    for (int r = 0; r < cluster->nranks(); ++r) everyone[r] = r;
+    const double h = static_cast<double>(layout.size());
+    for (const auto& [host, bytes] : host_out_bytes(hierarchical_allreduce_traffic(q, everyone)))
+      EXPECT_NEAR(bytes, 2 * (h - 1) / h * S, 1e-6 * S) << cluster->describe() << " host " << host;
+  }
+}
+
+TEST(Selector, DoubleBinaryTreeForSmallMessagesBetweenHosts) {
+  // One rank per host, so only the flat plans apply. At a few bytes the binomial tree and the
+  // double binary tree both take about 2·log2(n) hops (the binomial a few fewer); from 64 KiB the
+  // double binary tree's halves and pipelined chunks win until the ring's bandwidth does.
+  // Inside one host it does not apply (NCCL runs it between nodes).
+  const auto cluster = ClusterView::blocks(16, 1, true);
+  EXPECT_EQ(chosen(request(dcCollAllReduce, 16, 8, cluster)), "tree");
+  EXPECT_EQ(chosen(request(dcCollAllReduce, 16, 64 << 10, cluster)), "dbtree");
+  EXPECT_EQ(chosen(request(dcCollAllReduce, 16, 1 << 20, cluster)), "dbtree");
+  EXPECT_EQ(chosen(request(dcCollAllReduce, 16, 64 << 20, cluster)), "ring");
+  std::vector<int> everyone(8);
+  for (int r = 0; r < 8; ++r) everyone[r] = r;
+  EXPECT_FALSE(members_span_hosts(request(dcCollAllReduce, 8, 8, ClusterView::one_host(8, true)), everyone));
+}
+
+topo::TopologyFile two_tiers(int hosts, int group_size) {
+  topo::TopologyFile file;
+  file.source = "test";
+  topo::Tier fast;
+  fast.name = "infiniband";
+  fast.bandwidth_gbps = 400;
+  fast.latency_us = 2;
+  for (int first = 0; first < hosts; first += group_size)
+    fast.groups.push_back({"", {topo::HostRef{"", static_cast<uint32_t>(first), static_cast<uint32_t>(group_size), 0}}, 0});
+  topo::Tier slow;
+  slow.name = "ethernet";
+  slow.bandwidth_gbps = 10;
+  slow.latency_us = 20;
+  file.tiers = {fast, slow};
+  return file;
+}
+
+TEST(Selector, ThreeLevelsWithTwoNetworkTiers) {
+  const topo::TopologyFile file = two_tiers(8, 4);
+  const auto cluster = ClusterView::blocks(8, 4, true, &file);
+  ASSERT_EQ(cluster->ngroups(), 2);
+  PlanRequest q = request(dcCollAllReduce, 32, 64 << 20, cluster);
+  q.rank = 5;
+  const Plan plan = make_plan(q);
+  ASSERT_EQ(plan.algorithm, "hierarchical");
+  std::vector<std::string> names;
+  for (const PlanPhase& p : plan.phases) names.push_back(p.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"reduce-scatter in host", "reduce-scatter in group", "all-reduce",
+                                             "all-gather in group", "all-gather in host"}));
+  // Between the groups each host sends 2(g-1)/g of its S/(hosts per group): 1/4 of S here,
+  // against S·2(h-1)/h over the slow link for two levels.
+  std::vector<int> everyone(32);
+  for (int r = 0; r < 32; ++r) everyone[r] = r;
+  double slow = 0;
+  for (const auto& [link, bytes] : hierarchical_allreduce_traffic(q, everyone).link_bytes())
+    if (std::get<0>(link) == 1 && std::get<3>(link)) slow = std::max(slow, bytes);
+  EXPECT_NEAR(slow, (64 << 20) / 4.0, 1.0);
+}
+
+TEST(Selector, RingsCrossEachSlowLinkOnce) {
+  // Ranks dealt round-robin over 4 hosts in 2 groups: rank order would cross hosts at every edge.
+  const topo::TopologyFile file = two_tiers(4, 2);
+  ClusterInputs in;
+  for (int r = 0; r < 16; ++r) in.host_ids.push_back("host" + std::to_string(r % 4));
+  in.file = &file;
+  const auto cluster = ClusterView::build(in);
+  std::vector<int> everyone(16);
+  for (int r = 0; r < 16; ++r) everyone[r] = r;
+  const std::vector<int> ring = cluster->topology_order(everyone);
+  int host_crossings = 0, group_crossings = 0;
+  for (int i = 0; i < 16; ++i) {
+    const int a = ring[i], b = ring[(i + 1) % 16];
+    host_crossings += !cluster->same_host(a, b);
+    group_crossings += cluster->group_of(cluster->host_of(a)) != cluster->group_of(cluster->host_of(b));
+  }
+  EXPECT_EQ(host_crossings, 4);
+  EXPECT_EQ(group_crossings, 2);
+  // The ring plan follows that order.
+  PlanRequest q = request(dcCollAllReduce, 16, 1 << 20, cluster);
+  q.algorithms = AlgorithmFilter::only("ring");
+  q.rank = 0;
+  std::set<int> peers;
+  for (const Step& s : make_plan(q).steps)
+    if (s.kind == StepKind::Send || s.kind == StepKind::Recv || s.kind == StepKind::RecvReduce) peers.insert(s.peer);
+  EXPECT_EQ(peers, (std::set<int>{ring[15], ring[1]}));
 }
 
 TEST(Selector, FiltersNarrowTheCandidatesWhereTheyMap) {
@@ -204,41 +309,55 @@ bool writes_into(const PlanRequest& q, const Step& writer, const BufRef& read, u
   return false;
 }
 
-TEST(ComposedPlan, SecondPhaseSendsWaitOnlyForTheirChunksFirstPhase) {
-  for (bool shared_memory : {true, false}) {
-    PlanRequest q = request(dcCollAllReduce, 8, 4096 * 4, ClusterView::blocks(2, 4, shared_memory));
-    q.chunk_bytes = 256;  // many chunks per segment
-    q.algorithms = AlgorithmFilter::only("hierarchical");
-    for (int rank = 0; rank < 8; ++rank) {
-      q.rank = rank;
-      const Plan plan = make_plan(q);
-      ASSERT_EQ(plan.algorithm, "hierarchical");
-      ASSERT_EQ(plan.phases.size(), 3u);
-      const PlanPhase& first = plan.phases[0];
-      const PlanPhase& second = plan.phases[1];
-      EXPECT_EQ(first.members.size(), 4u);
-      EXPECT_EQ(second.members.size(), 2u);
-      size_t first_phase_writers = 0;
-      for (uint32_t i = first.first_step; i < first.end_step; ++i)
-        first_phase_writers += plan.steps[i].kind == StepKind::RecvReduce;
-      int checked = 0;
-      for (uint32_t i = second.first_step; i < second.end_step; ++i) {
-        const Step& s = plan.steps[i];
-        if (s.kind != StepKind::Send) continue;
-        size_t earlier = 0;
-        for (uint32_t d = 0; d < s.dep_count; ++d) {
-          const uint32_t dep = plan.deps[s.dep_begin + d];
-          if (dep >= second.first_step) continue;
-          ASSERT_GE(dep, first.first_step);
-          // Every first-phase step it waits for wrote what it sends: that chunk, no other.
-          EXPECT_TRUE(writes_into(q, plan.steps[dep], s.src, s.count)) << "rank " << rank << " step " << i;
-          ++earlier;
-        }
-        // Pipelined: a chunk waits for its own sums, not for the whole first phase.
-        EXPECT_LT(earlier, first_phase_writers);
-        ++checked;
+// In every phase after the first, each send waits, among the earlier phases' steps, only for those
+// that wrote what it sends — a few chunks, never a whole earlier phase.
+// Returns how many sends waited for an earlier phase.
+int expect_pipelined(const PlanRequest& q, const Plan& plan, const std::string& what) {
+  int checked = 0;
+  for (size_t k = 1; k < plan.phases.size(); ++k) {
+    const PlanPhase& phase = plan.phases[k];
+    size_t earlier_writers = 0;
+    for (uint32_t i = 0; i < phase.first_step; ++i)
+      earlier_writers += plan.steps[i].kind == StepKind::RecvReduce || plan.steps[i].kind == StepKind::Recv;
+    for (uint32_t i = phase.first_step; i < phase.end_step; ++i) {
+      const Step& s = plan.steps[i];
+      if (s.kind != StepKind::Send) continue;
+      size_t earlier = 0;
+      for (uint32_t d = 0; d < s.dep_count; ++d) {
+        const uint32_t dep = plan.deps[s.dep_begin + d];
+        if (dep >= phase.first_step) continue;
+        EXPECT_TRUE(writes_into(q, plan.steps[dep], s.src, s.count)) << what << " step " << i;
+        ++earlier;
       }
-      EXPECT_GT(checked, 2);
+      if (earlier_writers > 2) {
+        EXPECT_LT(earlier, earlier_writers) << what << " step " << i;
+      }
+      checked += earlier > 0;
+    }
+  }
+  return checked;
+}
+
+TEST(ComposedPlan, LaterPhasesSendsWaitOnlyForTheirChunks) {
+  const topo::TopologyFile file = two_tiers(4, 2);
+  const std::vector<std::shared_ptr<const ClusterView>> clusters = {
+      ClusterView::blocks(2, 4, true), ClusterView::blocks(2, 4, false), ClusterView::layout({3, 5}, true),
+      ClusterView::layout({1, 3, 2}, true), ClusterView::blocks(4, 2, true, &file)};
+  for (const auto& cluster : clusters) {
+    for (dcCollective_t c : {dcCollAllReduce, dcCollReduceScatter, dcCollAllGather, dcCollBroadcast, dcCollReduce}) {
+      PlanRequest q = request(c, cluster->nranks(), 4096 * 4, cluster);
+      q.chunk_bytes = 256;  // many chunks per segment
+      q.root = cluster->nranks() - 1;
+      q.algorithms = AlgorithmFilter::only("hierarchical");
+      const std::string what = std::string(collective_name(c)) + " on " + cluster->describe();
+      int checked = 0;
+      for (int rank = 0; rank < cluster->nranks(); ++rank) {
+        q.rank = rank;
+        const Plan plan = make_plan(q);
+        ASSERT_EQ(plan.algorithm, "hierarchical");
+        checked += expect_pipelined(q, plan, what + ", rank " + std::to_string(rank));
+      }
+      EXPECT_GT(checked, 2) << what;
     }
   }
 }

@@ -49,6 +49,7 @@ TEST(TopologyFile, TwoTierExampleParses) {
   EXPECT_EQ(ib.name, "infiniband");
   EXPECT_EQ(ib.bandwidth_gbps, 400);
   EXPECT_EQ(ib.latency_us, 1.5);
+  EXPECT_TRUE(ib.per_rail);
   ASSERT_TRUE(ib.calibration);
   EXPECT_EQ(ib.calibration->alpha_us, 2.8);
   EXPECT_EQ(ib.calibration->beta_ns_per_byte, 0.0205);
@@ -56,7 +57,7 @@ TEST(TopologyFile, TwoTierExampleParses) {
   EXPECT_EQ(ib.groups[0].name, "island-a");
   ASSERT_EQ(ib.groups[0].hosts.size(), 4u);
   EXPECT_EQ(ib.groups[0].hosts[2].name, "gpu003");
-  EXPECT_EQ(ib.groups[0].hosts[2].line, 10);
+  EXPECT_EQ(ib.groups[0].hosts[2].line, 11);
   ASSERT_EQ(ib.groups[1].hosts.size(), 1u);
   EXPECT_TRUE(ib.groups[1].hosts[0].name.empty());
   EXPECT_EQ(ib.groups[1].hosts[0].first, 4u);
@@ -64,12 +65,13 @@ TEST(TopologyFile, TwoTierExampleParses) {
   EXPECT_EQ(file.tiers[1].name, "ethernet");
   EXPECT_EQ(file.tiers[1].bandwidth_gbps, 100);
   EXPECT_TRUE(file.tiers[1].groups.empty());
+  EXPECT_FALSE(file.tiers[1].per_rail);
   EXPECT_FALSE(file.tiers[1].calibration);
 
   ASSERT_EQ(file.hosts.size(), 2u);
   EXPECT_EQ(file.hosts[0].name, "*");
   EXPECT_EQ(file.hosts[1].node.nics[1].speed_mbps, 200000u);
-  EXPECT_EQ(file.hosts[1].nic_lines[1], 32);
+  EXPECT_EQ(file.hosts[1].nic_lines[1], 33);
   EXPECT_EQ(find_host_entry(file, "gpu003", 2), &file.hosts[1]);
   EXPECT_EQ(find_host_entry(file, "gpu005", 4), &file.hosts[0]);
 }
@@ -81,6 +83,7 @@ TEST(TopologyFile, WriteThenParseGivesTheSameText) {
   EXPECT_EQ(text, again);
   EXPECT_NE(text.find("{\"name\": \"island-b\", \"hosts\": [{\"first\": 4, \"count\": 4}]}"), std::string::npos) << text;
   EXPECT_NE(text.find("\"calibration\": {\"alpha_us\": 2.8, \"beta_ns_per_byte\": 0.0205}"), std::string::npos) << text;
+  EXPECT_NE(text.find("\"per_rail\": true"), std::string::npos) << text;
 }
 
 TEST(TopologyFile, DumpOfADetectedNodeReadsBack) {
@@ -131,12 +134,13 @@ TEST(TopologyFile, EveryFieldErrorNamesLineAndField) {
       {tier_with("bandwidth_gbps", "1e999"), "x.json:3: tiers[0].bandwidth_gbps: expected a positive number (at most 1000000), got 1e999"},
       {tier_with("bandwidth_gbps", "1e-999"), "x.json:3: tiers[0].bandwidth_gbps: expected a positive number (at most 1000000), got 1e-999"},
       {tier_with("bandwidth_gbps", "null"), "x.json:3: tiers[0].bandwidth_gbps: expected a positive number (at most 1000000), got null"},
+      {tier_with("per_rail", "1"), "x.json:3: tiers[0].per_rail: expected a boolean, got a number"},
       {tier_with("latency_us", "-1"), "x.json:3: tiers[0].latency_us: expected a number from 0 to 10000000, got -1"},
       {tier_with("latency_us", "[1]"), "x.json:3: tiers[0].latency_us: expected a number from 0 to 10000000, got an array"},
       {tier_with("name", "\"\""), "x.json:3: tiers[0].name: expected a name of 1 to 64 printable ASCII characters without spaces, got \"\""},
       {tier_with("name", "\"in finiband\""), "x.json:3: tiers[0].name: expected a name of 1 to 64"},
       {tier_with("name", "5"), "x.json:3: tiers[0].name: expected a string, got a number"},
-      {tier_with("bandwith_gbps", "400"), "x.json:3: tiers[0].bandwith_gbps: unknown member (expected one of name, bandwidth_gbps, latency_us, groups, calibration)"},
+      {tier_with("bandwith_gbps", "400"), "x.json:3: tiers[0].bandwith_gbps: unknown member (expected one of name, bandwidth_gbps, latency_us, per_rail, groups, calibration)"},
       {tier_with("groups", "[]"), "x.json:3: tiers[0].groups: expected at least one element"},
       {tier_with("groups", "[{\"name\": \"a\"}]"), "x.json:3: tiers[0].groups[0].hosts: required member is missing"},
       {tier_with("groups", "[{\"hosts\": []}]"), "x.json:3: tiers[0].groups[0].hosts: expected at least one element"},

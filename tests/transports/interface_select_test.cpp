@@ -1,4 +1,4 @@
-#include "transports/tcp/interface_select.h"
+#include "src/base/net_interface.h"
 
 #include <gtest/gtest.h>
 
@@ -20,7 +20,23 @@ TEST(InterfaceSelect, DefaultSkipsLoopbackDockerAndDown) {
 }
 
 TEST(InterfaceSelect, DefaultFallsBackToLoopback) {
-  EXPECT_EQ(select_interface({{"lo", "127.0.0.1", true, true}}, "").ipv4, "127.0.0.1");
+  EXPECT_EQ(select_interface({{"lo", "127.0.0.1", true, true}}, "").address, "127.0.0.1");
+}
+
+TEST(InterfaceSelect, Ipv4BeforeIpv6) {
+  const std::vector<NetInterface> mixed = {{"eth0", "fd00::5", true, false}, {"eth1", "10.0.1.5", true, false}};
+  EXPECT_EQ(select_interface(mixed, "").address, "10.0.1.5");
+  EXPECT_EQ(select_interface(mixed, "eth0").address, "fd00::5");
+}
+
+TEST(InterfaceSelect, NoMatchNamesTheVariable) {
+  try {
+    select_interface(kInterfaces, "wlan", "DEEPCOMM_SOCKET_IFNAME");
+    FAIL() << "wlan chosen";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), dcInvalidUsage);
+    EXPECT_NE(std::string(e.what()).find("DEEPCOMM_SOCKET_IFNAME=wlan"), std::string::npos) << e.what();
+  }
 }
 
 TEST(InterfaceSelect, PrefixList) {

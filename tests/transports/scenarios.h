@@ -26,6 +26,9 @@ std::string cancelled_receives(RankContext& ctx);
 // the sink; rendezvous messages (up to several MiB and odd sizes) reach the sink in order, in
 // pieces of at most kPieceBytes that cover the message exactly, and leave the buffer untouched.
 std::string pieces_in_order(RankContext& ctx);
+// The same receives on a transport that keeps recv_pieces' default (UCX): every message, eager or
+// rendezvous, lands wholly in the buffer and the sink is never called.
+std::string pieces_by_default(RankContext& ctx);
 // Rank 0 SIGKILLs rank 1 (a process) with transfers pending: they fail within a second.
 std::string peer_killed(RankContext& ctx);
 

@@ -109,7 +109,7 @@ INSTANTIATE_TEST_SUITE_P(Processes, ShmPeerKilled,
                          });
 
 TEST(ShmTransport, ConnectDeadlines) {
-  EXPECT_EQ("", connect_deadlines(shm(), "deepcomm-shm-nobody-listens-" + std::to_string(random_session())));
+  EXPECT_EQ("", connect_deadlines(shm(), std::string(32, 'b') + ":" + std::to_string(getpid()) + ":0"));
 }
 
 TEST(ShmTransport, WrongSessionIsRefused) { EXPECT_EQ("", wrong_session(shm())); }

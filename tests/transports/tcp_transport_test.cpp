@@ -36,7 +36,7 @@ TEST(TcpTransport, ConnectDeadlines) {
   boost::asio::ip::tcp::acceptor probe(io, {boost::asio::ip::make_address("127.0.0.1"), 0});
   const unsigned short port = probe.local_endpoint().port();
   probe.close();
-  EXPECT_EQ("", connect_deadlines(tcp(), "127.0.0.1:" + std::to_string(port)));
+  EXPECT_EQ("", connect_deadlines(tcp(), "127.0.0.1:" + std::to_string(port) + "/" + std::string(32, 'a')));
 }
 
 TEST(TcpTransport, WrongSessionIsRefused) { EXPECT_EQ("", wrong_session(tcp())); }
@@ -45,11 +45,15 @@ TEST(TcpTransport, MalformedAddressFails) {
   EXPECT_EQ("", connect_deadlines(tcp(), "not-an-address"));
 }
 
-TEST(TcpTransport, AddressIsIpAndPort) {
+TEST(TcpTransport, AddressIsIpPortAndToken) {
   RankIo io;
   std::unique_ptr<Transport> t;
   io.call([&] { t = make_tcp_transport(TransportOptions{&io.io(), 0, 1, "h"}); });
-  const std::string a = t->address();
+  const std::string full = t->address();
+  const auto slash = full.rfind('/');
+  ASSERT_NE(slash, std::string::npos);
+  EXPECT_EQ(full.size() - slash - 1, 32u) << full;
+  const std::string a = full.substr(0, slash);
   const auto colon = a.rfind(':');
   ASSERT_NE(colon, std::string::npos);
   boost::system::error_code ec;

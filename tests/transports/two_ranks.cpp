@@ -96,7 +96,7 @@ std::string run_rank(int rank, pid_t peer_pid, uint64_t session, const Transport
   std::unique_ptr<Transport> transport;
   std::string result;
   try {
-    io.call([&] { transport = factory(TransportOptions{&io.io(), rank, session, "test-host"}); });
+    io.call([&] { transport = factory(options_for(io.io(), rank, session)); });
     ctx.transport = transport.get();
     const std::string peer_address = exchange(transport->address());
     using Connected = std::pair<Status, std::shared_ptr<Connection>>;
@@ -291,6 +291,12 @@ std::string run_two_ranks(RankMode mode, const TransportFactory& factory, const 
 uint64_t random_session() {
   std::random_device random;
   return (uint64_t{random()} << 32) | random();
+}
+
+TransportOptions options_for(boost::asio::io_context& io, int rank, uint64_t session) {
+  TransportOptions o{&io, rank, session, "test-host"};
+  for (size_t i = 0; i < o.secret.bytes.size(); ++i) o.secret.bytes[i] = static_cast<uint8_t>(session >> (i % 8 * 8)) ^ uint8_t(i);
+  return o;
 }
 
 void fill_pattern(char* p, size_t n, uint64_t seed) { pattern_at(p, n, seed, 0); }

@@ -92,6 +92,8 @@ std::string run_two_ranks(RankMode mode, const TransportFactory& factory, const 
                           RunOptions options = {});
 
 uint64_t random_session();
+// What a test rank's transport is made with: both ranks of a session share its secret.
+TransportOptions options_for(boost::asio::io_context& io, int rank, uint64_t session);
 void fill_pattern(char* p, size_t n, uint64_t seed);
 // "" when p holds fill_pattern(seed), else where it differs.
 std::string check_pattern(const char* p, size_t n, uint64_t seed);

@@ -19,6 +19,15 @@ enum class FrameType : uint32_t {
   Slot = 7,      // shm: chunk in a shared slot: id = receiver's op id, offset, length, aux = slot
   SlotFree = 8,  // shm: aux = slot the receiver has emptied
   RegionGone = 9,  // shm: the sender deregistered region aux; the receiver unmaps it
+  Memory = 10,     // shm: a sealed memfd rides with this frame (SCM_RIGHTS): aux = MemoryKind,
+                   // id = its key, length = its size, offset = (Region) its address in the sender
+};
+
+// What a Memory frame's descriptor is.
+enum class MemoryKind : uint64_t {
+  Region = 1,   // a registered dcMemAlloc region (id = region id), read by the receiver in place
+  Segment = 2,  // the sender's slots of the copy-through path (one per direction, id = 0)
+  Board = 3,    // a communicator's flat board (id = communicator id), taken by receive_memory
 };
 
 enum FrameFlags : uint32_t {
@@ -39,14 +48,20 @@ struct FrameHeader {
 };
 static_assert(sizeof(FrameHeader) == 72, "the frame header is part of the wire format");
 
-// First bytes on every new stream, in both directions: the dialer's hello, then the acceptor's reply.
+// After the handshake (handshake.h) proved the secret, in both directions: the dialer's hello, then
+// the acceptor's reply. The token is the sender's transport's, from its address in its card: it
+// binds the connection to the card its rank presented at the rendezvous.
 struct Hello {
-  static constexpr uint64_t kMagic = 0x44434F4D4D484C4Full;  // "DCOMMHLO"
-  uint64_t magic = kMagic;
-  uint64_t session = 0;
+  static constexpr uint32_t kMagic = 0x4f4c4844;  // "DHLO" read as little-endian
+  uint32_t magic = kMagic;
   int32_t rank = 0;
-  int32_t pid = 0;
-  char extra[64] = {};  // transport-specific (shm: the name of the connection's segment)
+  uint8_t token[16] = {};
 };
+static_assert(sizeof(Hello) == 24, "the hello is part of the wire format");
+
+// Whether a hello that reached rank `acceptor` can be a dialer's: ours, from a lower rank.
+inline bool hello_claims_a_dialer(const Hello& hello, int acceptor) {
+  return hello.magic == Hello::kMagic && hello.rank >= 0 && hello.rank < acceptor;
+}
 
 }  // namespace dc

@@ -6,8 +6,6 @@
 
 #include <boost/asio/error.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/read.hpp>
-#include <boost/asio/write.hpp>
 
 namespace dc {
 
@@ -32,9 +30,9 @@ constexpr size_t kMaxBatchBytes = 16 * 1024 * 1024;
 
 }  // namespace
 
-MessageChannel::MessageChannel(boost::asio::io_context& io, Socket socket, int peer,
+MessageChannel::MessageChannel(boost::asio::io_context& io, std::unique_ptr<FrameStream> stream, int peer,
                                const char* transport_name)
-    : io_(io), socket_(std::move(socket)), peer_(peer), transport_name_(transport_name) {}
+    : io_(io), stream_(std::move(stream)), peer_(peer), transport_name_(transport_name) {}
 
 void MessageChannel::start() { read_header(); }
 
@@ -75,6 +73,7 @@ void MessageChannel::recv(const Tag& tag, void* buf, size_t capacity, Completion
   Unexpected u = std::move(it->second.front());
   it->second.pop_front();
   if (it->second.empty()) unexpected_.erase(it);
+  if (u.header.type == FrameType::Rts) --unexpected_rts_;
   if (u.header.type == FrameType::Eager) {
     deliver_eager(op, u.header, u.payload.data());
   } else {
@@ -86,9 +85,7 @@ void MessageChannel::close(const Status& status) {
   if (closed_) return;
   closed_ = true;
   close_status_ = status;
-  boost::system::error_code ignored;
-  socket_.shutdown(Socket::shutdown_both, ignored);
-  socket_.close(ignored);
+  stream_->close();
   // The in-flight batch is failed here too; its handler then finds nothing left to call.
   for (auto& o : writing_) {
     if (o.written) std::exchange(o.written, nullptr)(status);
@@ -106,6 +103,7 @@ void MessageChannel::close(const Status& status) {
   rendezvous_sends_.clear();
   for (auto& [id, op] : rendezvous_recvs_) finish_recv(op, status, 0);
   rendezvous_recvs_.clear();
+  if (eager_in_flight_) finish_recv(std::exchange(eager_in_flight_, nullptr), status, 0);
   // Announced rendezvous messages can no longer be fetched; arrived eager ones still can.
   for (auto it = unexpected_.begin(); it != unexpected_.end();) {
     auto& queue = it->second;
@@ -114,6 +112,7 @@ void MessageChannel::close(const Status& status) {
                 queue.end());
     it = queue.empty() ? unexpected_.erase(it) : std::next(it);
   }
+  unexpected_rts_ = 0;
   on_closed();
   notify_flushed();
 }
@@ -133,6 +132,7 @@ void MessageChannel::cancel(uint64_t comm, uint64_t seq) {
     for (auto& op : it->second) finish_recv(op, cancelled(), 0);
     it = posted_.erase(it);
   }
+  if (eager_in_flight_ && of_operation(eager_in_flight_->tag)) eager_in_flight_->discard = true;
   for (auto& [id, op] : rendezvous_recvs_) {
     if (!of_operation(op->tag)) continue;
     op->discard = true;
@@ -149,12 +149,11 @@ void MessageChannel::notify_flushed() {
 void MessageChannel::read_header() {
   if (closed_) return;
   auto self = shared_from_this();
-  boost::asio::async_read(socket_, boost::asio::buffer(&in_, sizeof in_),
-                          [this, self](const boost::system::error_code& ec, size_t) {
-                            if (closed_) return;
-                            if (ec) return fail_from_error(ec, "reading a frame");
-                            on_header();
-                          });
+  stream_->read(&in_, sizeof in_, [this, self](const boost::system::error_code& ec) {
+    if (closed_) return;
+    if (ec) return fail_from_error(ec, "reading a frame");
+    on_header();
+  });
 }
 
 void MessageChannel::on_header() {
@@ -163,6 +162,7 @@ void MessageChannel::on_header() {
       return on_eager();
     case FrameType::Rts:
       on_rts();
+      if (closed_) return;
       return read_header();
     case FrameType::Cts: {
       SendPtr op = take_rendezvous_send(in_.id);
@@ -192,20 +192,33 @@ void MessageChannel::on_header() {
 void MessageChannel::on_eager() {
   const FrameHeader h = in_;
   if (h.length > kEagerMax) return protocol_error("eager frame longer than the eager limit");
+  // The sender may have at most kEagerWindow uncredited: beyond it, it ignores flow control.
+  if (eager_cost(h.length) > kEagerWindow - eager_uncredited_)
+    return protocol_error("eager data beyond the credit window");
+  eager_uncredited_ += eager_cost(h.length);
   RecvPtr op = pop_posted(h.tag);
+  // Until its payload is read, the matched receive is in no queue: remember it, so that the
+  // connection closing or the operation being cancelled meanwhile still ends it.
+  eager_in_flight_ = op;
   if (op && h.length <= op->capacity && !signatures_differ(op->tag, h.tag)) {
     // Straight into the posted buffer.
     return read_payload(op->buf, h.length, [this, op, h] {
+      eager_in_flight_ = nullptr;
       return_credit(h.length);
-      finish_recv(op, Status::success(), h.length);
+      if (op->discard) finish_recv(op, cancelled(), 0);  // reported once nothing more lands in buf
+      else finish_recv(op, Status::success(), h.length);
       read_header();
     });
   }
   // Buffered: unexpected, or too long for the posted buffer (read off the wire, then dropped).
   auto payload = std::make_shared<std::vector<char>>(h.length);
   read_payload(payload->data(), h.length, [this, op, h, payload] {
+    eager_in_flight_ = nullptr;
     RecvPtr target = op ? op : pop_posted(h.tag);  // a receive may have been posted meanwhile
-    if (target) {
+    if (target && target->discard) {
+      return_credit(h.length);
+      finish_recv(target, cancelled(), 0);
+    } else if (target) {
       deliver_eager(target, h, payload->data());
     } else {
       fail_mismatched_receives(h.tag);
@@ -218,8 +231,10 @@ void MessageChannel::on_eager() {
 void MessageChannel::on_rts() {
   const FrameHeader h = in_;
   if (RecvPtr op = pop_posted(h.tag)) return match_rts(op, h);
+  if (unexpected_rts_ >= kMaxUnexpectedRts) return protocol_error("too many unexpected rendezvous announcements");
   fail_mismatched_receives(h.tag);
   unexpected_[h.tag].push_back(Unexpected{h, {}});
+  ++unexpected_rts_;
 }
 
 // An unmatched message of an operation whose posted receives carry another signature: the ranks
@@ -238,7 +253,11 @@ void MessageChannel::fail_mismatched_receives(const Tag& arrived) {
 void MessageChannel::on_data() {
   const FrameHeader h = in_;
   RecvPtr op = find_rendezvous_recv(h.id);
-  if (!op || h.offset + h.length > op->expected) return protocol_error("Data frame out of range");
+  if (!op) return protocol_error("Data frame for an unknown receive");
+  // Payload frames of one message come in order and never overlap: each starts where the last
+  // ended and stays within the announced length (compared without overflow).
+  if (h.offset != op->received || h.length > op->expected - op->received)
+    return protocol_error("Data frame out of range");
   read_data(op, h, 0);
 }
 
@@ -282,13 +301,11 @@ char* MessageChannel::piece_buffer() {
 void MessageChannel::read_payload(void* dst, size_t len, std::function<void()> then) {
   if (len == 0) return then();
   auto self = shared_from_this();
-  boost::asio::async_read(
-      socket_, boost::asio::buffer(dst, len),
-      [this, self, then = std::move(then)](const boost::system::error_code& ec, size_t) {
-        if (closed_) return;
-        if (ec) return fail_from_error(ec, "reading a payload");
-        then();
-      });
+  stream_->read(dst, len, [this, self, then = std::move(then)](const boost::system::error_code& ec) {
+    if (closed_) return;
+    if (ec) return fail_from_error(ec, "reading a payload");
+    then();
+  });
 }
 
 void MessageChannel::deliver_eager(const RecvPtr& op, const FrameHeader& h, const char* payload) {
@@ -306,6 +323,7 @@ void MessageChannel::return_credit(size_t len) {
   FrameHeader h;
   h.type = FrameType::Credit;
   h.length = std::exchange(credit_to_return_, 0);
+  eager_uncredited_ -= h.length;
   enqueue(h, nullptr, 0);
 }
 
@@ -349,19 +367,22 @@ void MessageChannel::clear_to_send(const SendPtr& op, const FrameHeader& cts) {
 }
 
 void MessageChannel::enqueue(const FrameHeader& header, const void* payload, size_t len,
-                             std::function<void(const Status&)> written) {
+                             std::function<void(const Status&)> written, UniqueFd fd) {
   if (closed_) {
     if (written) written(close_status_);
     return;
   }
-  write_queue_.push_back(Outgoing{header, payload, len, std::move(written)});
+  write_queue_.push_back(Outgoing{header, payload, len, std::move(written), std::move(fd)});
   flush_writes();
 }
 
 void MessageChannel::flush_writes() {
   if (closed_ || write_broken_ || !writing_.empty() || write_queue_.empty()) return;
   size_t bytes = 0;
-  while (!write_queue_.empty() && writing_.size() < kMaxBatchFrames && bytes < kMaxBatchBytes) {
+  // A frame carrying a descriptor starts a batch: the descriptor rides on the batch's first byte,
+  // so the peer holds it by the time it reads that frame.
+  while (!write_queue_.empty() && writing_.size() < kMaxBatchFrames && bytes < kMaxBatchBytes &&
+         (writing_.empty() || !write_queue_.front().fd)) {
     bytes += write_queue_.front().len;
     writing_.push_back(std::move(write_queue_.front()));
     write_queue_.pop_front();
@@ -373,8 +394,8 @@ void MessageChannel::flush_writes() {
     if (o.len) buffers.emplace_back(o.payload, o.len);
   }
   auto self = shared_from_this();
-  boost::asio::async_write(socket_, buffers,
-                           [this, self](const boost::system::error_code& ec, size_t) {
+  stream_->write(buffers, writing_.front().fd.get(),
+                           [this, self](const boost::system::error_code& ec) {
                              auto batch = std::move(writing_);
                              writing_.clear();
                              if (closed_) return;  // close() already failed the batch
@@ -450,9 +471,10 @@ void MessageChannel::fail_from_error(const boost::system::error_code& ec, const 
   close(Status::failure(peer_gone ? dcRemoteError : dcSystemError, message));
 }
 
-void MessageChannel::protocol_error(const char* what) {
-  close(Status::failure(dcInternalError, std::string(transport_name_) + " connection to rank " +
-                                             std::to_string(peer_) + ": protocol error: " + what));
+void MessageChannel::protocol_error(const std::string& what) {
+  close(Status::failure(dcRemoteError, std::string(transport_name_) + " connection to rank " +
+                                           std::to_string(peer_) + ": protocol error: " + what +
+                                           "; the connection is closed"));
 }
 
 OwnedConnection::~OwnedConnection() {

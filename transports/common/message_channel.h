@@ -1,9 +1,16 @@
-// A tag-matching message channel over one stream socket (TCP or Unix). Sends of up to kEagerMax
-// bytes go inline while the sender holds eager credit (at most kEagerWindow unacknowledged bytes per
-// connection, so the receiver buffers a bounded amount of unexpected data); everything else goes by
-// rendezvous: RTS -> (receive posted) CTS -> payload straight into the receiver's buffer. The
-// rendezvous payload step is virtual so the shared-memory transport can replace it. Runs entirely on
-// one io_context thread; completions are always posted, never called inside send()/recv().
+// A tag-matching message channel over one byte stream (frame_stream.h: a TCP or Unix socket, or a
+// fuzzer's buffer). Sends of up to kEagerMax bytes go inline while the sender holds eager credit (at
+// most kEagerWindow unacknowledged bytes per connection, so the receiver buffers a bounded amount of
+// unexpected data); everything else goes by rendezvous: RTS -> (receive posted) CTS -> payload
+// straight into the receiver's buffer. The rendezvous payload step is virtual so the shared-memory
+// transport can replace it. Runs entirely on one io_context thread; completions are always posted,
+// never called inside send()/recv().
+//
+// The peer proved the unique id's secret before the channel started, but what it sends is still
+// checked: every length, offset and id against what this side announced, without overflow; eager
+// data beyond the credit window, unexpected announcements beyond kMaxUnexpectedRts, duplicate or
+// out-of-order payload frames and unknown ids are protocol errors that close the connection (the
+// communicator then fails with the message).
 #pragma once
 
 #include <atomic>
@@ -13,23 +20,26 @@
 #include <unordered_map>
 #include <vector>
 
-#include <boost/asio/generic/stream_protocol.hpp>
+#include <boost/asio/io_context.hpp>
 
+#include "src/base/memfd.h"
 #include "transports/common/frame.h"
+#include "transports/common/frame_stream.h"
 #include "transports/transport.h"
 
 namespace dc {
 
 class MessageChannel : public std::enable_shared_from_this<MessageChannel> {
  public:
-  using Socket = boost::asio::generic::stream_protocol::socket;
-
   static constexpr size_t kEagerMax = 64 * 1024;
   // Pieces of a message handed to a PieceSink: small enough to stay in cache while the sink reads.
   static constexpr size_t kPieceBytes = 128 * 1024;
   static constexpr size_t kEagerWindow = 4 * 1024 * 1024;
+  // Rendezvous announcements a peer may have waiting for a matching receive here.
+  static constexpr size_t kMaxUnexpectedRts = 65536;
 
-  MessageChannel(boost::asio::io_context& io, Socket socket, int peer, const char* transport_name);
+  MessageChannel(boost::asio::io_context& io, std::unique_ptr<FrameStream> stream, int peer,
+                 const char* transport_name);
   virtual ~MessageChannel() = default;
 
   // Starts reading frames; call once, after construction, on the io thread.
@@ -77,8 +87,9 @@ class MessageChannel : public std::enable_shared_from_this<MessageChannel> {
 
   // Answers CTS for a matched rendezvous receive (registers it for Data/Slot frames).
   void answer_cts(const RecvPtr& op, const FrameHeader& rts);
+  // Queues a frame. `fd` (a Unix stream only) travels with it; the channel closes it once written.
   void enqueue(const FrameHeader& header, const void* payload, size_t len,
-               std::function<void(const Status&)> written = nullptr);
+               std::function<void(const Status&)> written = nullptr, UniqueFd fd = UniqueFd());
   SendPtr take_rendezvous_send(uint64_t id);
   RecvPtr find_rendezvous_recv(uint64_t id);
   void erase_rendezvous_recv(uint64_t id);
@@ -91,6 +102,9 @@ class MessageChannel : public std::enable_shared_from_this<MessageChannel> {
   bool closed() const { return closed_; }
   const Status& close_status() const { return close_status_; }
   int peer() const { return peer_; }
+  FrameStream& stream() { return *stream_; }
+  // Closes the connection: the peer broke the protocol (`what` says how).
+  void protocol_error(const std::string& what);
 
  private:
   struct Unexpected {
@@ -102,6 +116,7 @@ class MessageChannel : public std::enable_shared_from_this<MessageChannel> {
     const void* payload;
     size_t len;
     std::function<void(const Status&)> written;
+    UniqueFd fd;
   };
 
   void read_header();
@@ -120,11 +135,10 @@ class MessageChannel : public std::enable_shared_from_this<MessageChannel> {
   void flush_writes();
   void notify_flushed();
   void fail_from_error(const boost::system::error_code& ec, const char* what);
-  void protocol_error(const char* what);
   void post_completion(Completion done, const Status& status, size_t bytes);
 
   boost::asio::io_context& io_;
-  Socket socket_;
+  std::unique_ptr<FrameStream> stream_;
   int peer_;
   const char* transport_name_;
   bool closed_ = false;
@@ -134,13 +148,16 @@ class MessageChannel : public std::enable_shared_from_this<MessageChannel> {
   FrameHeader in_;  // header being read
   std::unordered_map<Tag, std::deque<RecvPtr>, TagHash> posted_;
   std::unordered_map<Tag, std::deque<Unexpected>, TagHash> unexpected_;
+  size_t unexpected_rts_ = 0;  // announcements among them
   std::unordered_map<uint64_t, SendPtr> rendezvous_sends_;  // waiting for CTS/FIN
   std::unordered_map<uint64_t, RecvPtr> rendezvous_recvs_;  // receiving Data/Slot frames
+  RecvPtr eager_in_flight_;  // matched to the eager frame whose payload is being read
   uint64_t next_id_ = 1;
   std::unique_ptr<char[]> piece_;
 
   size_t eager_outstanding_ = 0;  // sender: eager bytes not yet credited back
   size_t credit_to_return_ = 0;   // receiver: consumed eager bytes not yet credited
+  size_t eager_uncredited_ = 0;   // receiver: eager bytes arrived and not yet credited back
 
   std::deque<Outgoing> write_queue_;
   std::vector<Outgoing> writing_;  // the batch of the one async_write in flight

@@ -1,12 +1,14 @@
 // Shared-memory transport for peers on one host. The control channel is a Unix stream socket in the
-// abstract namespace (nothing on the file system to clean up); the dialer creates the connection's
-// shared segment and names it in its hello, the acceptor maps and unlinks it before replying.
+// abstract namespace (nothing on the file system to clean up) under a random name. Its address,
+// published in the rank's card, is "<token>:<pid>:<uid>": a connection is accepted only from the
+// process that card names, as the kernel reports it (SO_PEERCRED), after the handshake proved the
+// secret and the hello carried the token, and only then is that pid read by cross-memory attach.
+// Shared segments are memfds passed over the connection (shm_channel.h).
+#include <sys/socket.h>
 #include <unistd.h>
 
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <random>
 #include <vector>
 
 #include <boost/asio/local/stream_protocol.hpp>
@@ -16,7 +18,6 @@
 #include "transports/common/connector.h"
 #include "transports/shm/shm_channel.h"
 #include "transports/shm/shm_regions.h"
-#include "transports/shm/shm_segment.h"
 #include "transports/transport.h"
 
 namespace dc {
@@ -25,8 +26,49 @@ namespace {
 
 using GenericEndpoint = boost::asio::generic::stream_protocol::endpoint;
 
-GenericEndpoint abstract_endpoint(const std::string& name) {
-  return GenericEndpoint(boost::asio::local::stream_protocol::endpoint(std::string(1, '\0') + name));
+GenericEndpoint abstract_endpoint(const PeerToken& token) {
+  return GenericEndpoint(boost::asio::local::stream_protocol::endpoint(std::string(1, '\0') + "deepcomm-" + token_hex(token)));
+}
+
+struct PeerAddress {
+  PeerToken token{};
+  pid_t pid = 0;
+  uid_t uid = 0;
+};
+
+// "<32 hex digits>:<pid>:<uid>".
+PeerAddress parse_address(const std::string& text) {
+  PeerAddress a;
+  const auto first = text.find(':');
+  const auto second = first == std::string::npos ? first : text.find(':', first + 1);
+  char* end = nullptr;
+  if (second != std::string::npos && token_from_hex(std::string_view(text).substr(0, first), &a.token)) {
+    const long pid = std::strtol(text.c_str() + first + 1, &end, 10);
+    if (end == text.c_str() + second && pid > 0) {
+      const unsigned long uid = std::strtoul(text.c_str() + second + 1, &end, 10);
+      if (*end == '\0' && end != text.c_str() + second + 1) {
+        a.pid = static_cast<pid_t>(pid);
+        a.uid = static_cast<uid_t>(uid);
+        return a;
+      }
+    }
+  }
+  fail(dcInvalidArgument, "malformed shm address '" + text + "'");
+}
+
+// The kernel's word on who is at the other end, against the peer's card.
+Connector::Verify credentials_of(const PeerAddress& card) {
+  return [card](Connector::Socket& socket) -> std::string {
+    ucred cred{};
+    socklen_t len = sizeof cred;
+    if (getsockopt(socket.native_handle(), SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0)
+      return std::string("SO_PEERCRED failed: ") + std::strerror(errno);
+    if (cred.pid == card.pid && cred.uid == card.uid) return "";
+    return "the process at the other end is pid " + std::to_string(cred.pid) + " uid " + std::to_string(cred.uid) +
+           ", the rank's card says pid " + std::to_string(card.pid) + " uid " + std::to_string(card.uid) +
+           " (ranks in different pid namespaces cannot share memory: set DEEPCOMM_TRANSPORT=tcp or "
+           "DEEPCOMM_HOST_ID)";
+  };
 }
 
 // DEEPCOMM_SHM_CMA=0 turns single copy off (both cross-memory attach and same-process memcpy).
@@ -34,6 +76,19 @@ bool single_copy_enabled() {
   const char* v = std::getenv("DEEPCOMM_SHM_CMA");
   return !(v && std::strcmp(v, "0") == 0);
 }
+
+// What the shm transport hands out: a connection that can also share memory with the peer.
+class ShmConnection : public OwnedConnection {
+ public:
+  explicit ShmConnection(std::shared_ptr<ShmChannel> channel) : OwnedConnection(channel), shm_(std::move(channel)) {}
+  bool pass_memory(uint64_t key, int fd, size_t bytes) override { return shm_->pass_memory(key, fd, bytes); }
+  void receive_memory(uint64_t key, size_t bytes, std::function<void(int fd)> done) override {
+    shm_->receive_memory(key, bytes, std::move(done));
+  }
+
+ private:
+  std::shared_ptr<ShmChannel> shm_;
+};
 
 // Registering dcMemAlloc/ncclMemAlloc memory makes it shareable with peers (shm_regions.h): their
 // receives copy straight out of it, also where cross-memory attach is forbidden. Other memory needs
@@ -44,17 +99,14 @@ class ShmTransport : public Transport {
   explicit ShmTransport(const TransportOptions& options)
       : io_(*options.io),
         rank_(options.rank),
-        session_(options.session),
+        token_(random_token()),
         single_copy_(single_copy_enabled()),
-        connector_(std::make_shared<Connector>(io_, options.rank, options.session, "shm")) {
-    std::random_device random;
-    char name[96];
-    std::snprintf(name, sizeof name, "deepcomm-shm-%016llx-%d-%08x%08x",
-                  static_cast<unsigned long long>(session_), rank_, random(), random());
-    address_ = name;
-    regions_ = std::make_shared<ShmRegions>(address_, session_, rank_);
-    connector_->listen(abstract_endpoint(address_));
-    DC_INFO("shm transport: rank %d listens on @%s (single copy %s)", rank_, address_.c_str(),
+        regions_(std::make_shared<ShmRegions>()) {
+    Connector::Identity me{options.rank, options.session, options.secret, token_, handshake::Purpose::ShmPeer, "shm"};
+    connector_ = std::make_shared<Connector>(io_, me);
+    connector_->bind(abstract_endpoint(token_));
+    address_ = token_hex(token_) + ":" + std::to_string(getpid()) + ":" + std::to_string(getuid());
+    DC_INFO("shm transport: rank %d bound @deepcomm-%s (single copy %s)", rank_, token_hex(token_).c_str(),
             single_copy_ ? "on" : "off");
   }
 
@@ -68,23 +120,22 @@ class ShmTransport : public Transport {
 
   void connect(int peer, const std::string& peer_address, int timeout_ms, ConnectDone done) override {
     if (peer == rank_) return report(done, Status::failure(dcInvalidArgument, "shm transport: cannot connect to self"));
-    if (rank_ > peer) return accept(peer, peer_address, timeout_ms, std::move(done));
-    std::shared_ptr<ShmSegment> segment;
+    PeerAddress card;
     try {
-      segment = ShmSegment::create(session_);
+      card = parse_address(peer_address);
     } catch (const Error& e) {
       return report(done, Status::failure(e.code(), e.what()));
     }
-    Hello hello = connector_->own_hello();
-    std::snprintf(hello.extra, sizeof hello.extra, "%s", segment->name().c_str());
-    connector_->dial(peer, abstract_endpoint(peer_address), hello, timeout_ms,
-                     [this, peer, peer_address, segment, done](const Status& status,
-                                                               std::unique_ptr<Connector::Socket> socket,
-                                                               const Hello& reply) {
-                       segment->unlink();  // the acceptor mapped it before replying
-                       if (!status.ok()) return done(status, nullptr);
-                       established(peer, peer_address, std::move(socket), reply, segment, true, done);
-                     });
+    auto established = [this, peer, card, done](const Status& status, std::unique_ptr<Connector::Socket> socket) {
+      if (!status.ok()) return done(status, nullptr);
+      auto channel = std::make_shared<ShmChannel>(io_, make_unix_fd_stream(std::move(*socket)), peer, card.pid,
+                                                  regions_, single_copy_);
+      channels_.push_back(channel);
+      channel->start();
+      done(Status::success(), std::make_shared<ShmConnection>(channel));
+    };
+    if (rank_ > peer) return connector_->accept(peer, card.token, credentials_of(card), timeout_ms, established);
+    connector_->dial(peer, abstract_endpoint(card.token), card.token, credentials_of(card), timeout_ms, established);
   }
 
   MemoryRegistration register_memory(void* addr, size_t size) override {
@@ -114,42 +165,13 @@ class ShmTransport : public Transport {
   }
 
  private:
-  void accept(int peer, const std::string& peer_address, int timeout_ms, ConnectDone done) {
-    auto segment = std::make_shared<std::shared_ptr<ShmSegment>>();
-    auto prepare = [segment](const Hello& hello, Hello&) {
-      try {
-        *segment = ShmSegment::open(std::string(hello.extra, strnlen(hello.extra, sizeof hello.extra)));
-      } catch (const Error& e) {
-        return Status::failure(e.code(), e.what());
-      }
-      return Status::success();
-    };
-    connector_->accept(peer, timeout_ms, prepare,
-                       [this, peer, peer_address, segment, done](const Status& status,
-                                                                 std::unique_ptr<Connector::Socket> socket,
-                                                                 const Hello& hello) {
-                         if (!status.ok()) return done(status, nullptr);
-                         established(peer, peer_address, std::move(socket), hello, *segment, false, done);
-                       });
-  }
-
-  void established(int peer, const std::string& peer_address, std::unique_ptr<Connector::Socket> socket,
-                   const Hello& hello, std::shared_ptr<ShmSegment> segment, bool dialer,
-                   const ConnectDone& done) {
-    auto channel = std::make_shared<ShmChannel>(io_, std::move(*socket), peer, hello.pid, std::move(segment),
-                                                regions_, peer_address, dialer, single_copy_);
-    channels_.push_back(channel);
-    channel->start();
-    done(Status::success(), std::make_shared<OwnedConnection>(channel));
-  }
-
   void report(const ConnectDone& done, const Status& status) {
     boost::asio::post(io_, [done, status] { done(status, nullptr); });
   }
 
   boost::asio::io_context& io_;
   int rank_;
-  uint64_t session_;
+  PeerToken token_;
   bool single_copy_;
   std::shared_ptr<Connector> connector_;
   std::string address_;

@@ -1,5 +1,8 @@
 // TCP transport: the framed message channel over TCP sockets. Rendezvous payloads are written as one
-// Data frame that the receiver reads straight into the posted buffer.
+// Data frame that the receiver reads straight into the posted buffer. Its address is
+// "a.b.c.d:port/token" (or "[v6]:port/token"): the interface chosen by NCCL_SOCKET_IFNAME's rules
+// (src/base/net_interface.h), bound at once but listened on only when a peer must dial in, so a
+// communicator whose peers all share memory opens no TCP listener.
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
@@ -10,9 +13,9 @@
 #include <boost/asio/post.hpp>
 
 #include "src/base/log.h"
+#include "src/base/net_interface.h"
 #include "transports/common/connector.h"
 #include "transports/common/message_channel.h"
-#include "transports/tcp/interface_select.h"
 #include "transports/transport.h"
 
 namespace dc {
@@ -23,8 +26,18 @@ using GenericEndpoint = boost::asio::generic::stream_protocol::endpoint;
 
 constexpr int kSocketBufferBytes = 4 * 1024 * 1024;
 
-// "a.b.c.d:port" or "[v6]:port".
-GenericEndpoint parse_address(const std::string& address) {
+struct PeerAddress {
+  GenericEndpoint endpoint;
+  PeerToken token{};
+};
+
+// "a.b.c.d:port/token" or "[v6]:port/token".
+PeerAddress parse_address(const std::string& text) {
+  const auto slash = text.rfind('/');
+  PeerAddress parsed;
+  if (slash == std::string::npos || !token_from_hex(std::string_view(text).substr(slash + 1), &parsed.token))
+    fail(dcInvalidArgument, "malformed tcp address '" + text + "'");
+  const std::string address = text.substr(0, slash);
   const auto colon = address.rfind(':');
   if (colon == std::string::npos || colon == 0 || colon + 1 == address.size()) {
     fail(dcInvalidArgument, "malformed tcp address '" + address + "'");
@@ -39,8 +52,9 @@ GenericEndpoint parse_address(const std::string& address) {
   } catch (const std::exception&) {
     ec = boost::asio::error::invalid_argument;
   }
-  if (ec || port == 0 || port > 65535) fail(dcInvalidArgument, "malformed tcp address '" + address + "'");
-  return GenericEndpoint(boost::asio::ip::tcp::endpoint(ip, static_cast<unsigned short>(port)));
+  if (ec || port == 0 || port > 65535) fail(dcInvalidArgument, "malformed tcp address '" + text + "'");
+  parsed.endpoint = GenericEndpoint(boost::asio::ip::tcp::endpoint(ip, static_cast<unsigned short>(port)));
+  return parsed;
 }
 
 uint16_t port_of(const GenericEndpoint& endpoint) {
@@ -62,14 +76,15 @@ void tune_socket(int fd) {
 class TcpTransport : public Transport {
  public:
   explicit TcpTransport(const TransportOptions& options)
-      : io_(*options.io),
-        rank_(options.rank),
-        connector_(std::make_shared<Connector>(io_, options.rank, options.session, "tcp")) {
-    const NetInterface nic = select_interface(list_ipv4_interfaces(), socket_ifname_spec());
-    connector_->listen(GenericEndpoint(
-        boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address(nic.ipv4), 0)));
-    address_ = nic.ipv4 + ":" + std::to_string(port_of(connector_->local_endpoint()));
-    DC_INFO("tcp transport: rank %d listens on %s (%s)", rank_, address_.c_str(), nic.name.c_str());
+      : io_(*options.io), rank_(options.rank), token_(random_token()) {
+    Connector::Identity me{options.rank, options.session, options.secret, token_, handshake::Purpose::TcpPeer, "tcp"};
+    connector_ = std::make_shared<Connector>(io_, me);
+    const NetInterface nic = chosen_interface();
+    const auto ip = boost::asio::ip::make_address(nic.address);
+    connector_->bind(GenericEndpoint(boost::asio::ip::tcp::endpoint(ip, 0)));
+    const std::string host = ip.is_v6() ? "[" + nic.address + "]" : nic.address;
+    address_ = host + ":" + std::to_string(port_of(connector_->local_endpoint())) + "/" + token_hex(token_);
+    DC_INFO("tcp transport: rank %d bound %s (%s)", rank_, address_.c_str(), nic.name.c_str());
   }
 
   ~TcpTransport() override {
@@ -81,23 +96,22 @@ class TcpTransport : public Transport {
   std::string address() const override { return address_; }
 
   void connect(int peer, const std::string& peer_address, int timeout_ms, ConnectDone done) override {
-    auto established = [this, peer, done](const Status& status,
-                                          std::unique_ptr<Connector::Socket> socket, const Hello&) {
+    auto established = [this, peer, done](const Status& status, std::unique_ptr<Connector::Socket> socket) {
       if (!status.ok()) return done(status, nullptr);
       tune_socket(socket->native_handle());
-      auto channel = std::make_shared<MessageChannel>(io_, std::move(*socket), peer, "tcp");
+      auto channel = std::make_shared<MessageChannel>(io_, make_socket_stream(std::move(*socket)), peer, "tcp");
       channel->start();
       done(Status::success(), std::make_shared<OwnedConnection>(channel));
     };
     if (peer == rank_) return report(done, Status::failure(dcInvalidArgument, "tcp transport: cannot connect to self"));
-    if (rank_ > peer) return connector_->accept(peer, timeout_ms, nullptr, established);
-    GenericEndpoint endpoint;
+    PeerAddress parsed;
     try {
-      endpoint = parse_address(peer_address);
+      parsed = parse_address(peer_address);
     } catch (const Error& e) {
       return report(done, Status::failure(e.code(), e.what()));
     }
-    connector_->dial(peer, endpoint, connector_->own_hello(), timeout_ms, established);
+    if (rank_ > peer) return connector_->accept(peer, parsed.token, nullptr, timeout_ms, established);
+    connector_->dial(peer, parsed.endpoint, parsed.token, nullptr, timeout_ms, established);
   }
 
  private:
@@ -107,6 +121,7 @@ class TcpTransport : public Transport {
 
   boost::asio::io_context& io_;
   int rank_;
+  PeerToken token_;
   std::shared_ptr<Connector> connector_;
   std::string address_;
 };

@@ -1,15 +1,17 @@
-// A rank's side of the rendezvous: join the root, then wait for every rank's blob.
+// A rank's side of the rendezvous: prove the secret to the root, join, then wait for every rank's
+// blob.
 #include <algorithm>
 #include <optional>
 #include <sstream>
 #include <thread>
 
+#include "src/base/error.h"
 #include "src/core/bootstrap.h"
 #include "src/core/bootstrap/deadline_socket.h"
 #include "src/core/bootstrap/root_registry.h"
+#include "src/core/bootstrap/root_reply.h"
 #include "src/core/bootstrap/unique_id_layout.h"
 #include "src/core/bootstrap/wire.h"
-#include "src/base/error.h"
 
 namespace dc {
 
@@ -21,29 +23,69 @@ using boost::system::error_code;
 using Clock = DeadlineSocket::Clock;
 using std::chrono::milliseconds;
 
-constexpr uint32_t kMaxMessageBytes = 1 << 20;
-
 std::string text_of(const tcp::endpoint& endpoint) {
   std::ostringstream out;
   out << endpoint;
   return out.str();
 }
 
-// Retries while nobody listens yet: the root may still be starting (rank 0 hosting it).
-void connect_to_root(DeadlineSocket& socket, const tcp::endpoint& root, Clock::time_point deadline,
-                     int timeout_ms) {
+bool connection_dropped(const error_code& ec) {
+  return ec == asio::error::eof || ec == asio::error::connection_reset || ec == asio::error::broken_pipe ||
+         ec == asio::error::connection_aborted;
+}
+
+// The client side of the handshake on a connected socket: true once the root accepted our proof,
+// false when it closed the connection before its verdict (worth another try). Throws when the
+// root refuses, rejects the proof or fails to prove the secret itself, and at the deadline.
+bool prove_secret(DeadlineSocket& socket, const IdCredentials& credentials, handshake::Purpose purpose,
+                  Clock::time_point deadline, const tcp::endpoint& root) {
+  handshake::Client client(credentials.secret, purpose, credentials.session);
+  handshake::Response response;
+  handshake::Proof proof;
+  handshake::Verdict verdict;
+  auto check = [&](const error_code& ec) {
+    if (ec == asio::error::timed_out)
+      fail(dcSystemError, "bootstrap: timed out proving the unique id's secret to the root at " + text_of(root));
+    if (ec && !connection_dropped(ec))
+      fail(dcSystemError, "bootstrap: handshake with the root at " + text_of(root) + " failed: " + ec.message());
+    return !ec;
+  };
+  if (!check(socket.write({asio::buffer(client.challenge())}, deadline))) return false;
+  if (!check(socket.read(asio::buffer(response), deadline))) return false;
+  const auto step = client.on_response(response, &proof);
+  if (step != handshake::Client::Step::Continue)
+    fail(step == handshake::Client::Step::ServerUnproven ? dcRemoteError : dcInvalidUsage,
+         "bootstrap root at " + text_of(root) + " refused this rank: " +
+             (step == handshake::Client::Step::OtherSession ? "the unique id's session does not match: " : "") +
+             handshake::describe(step));
+  if (!check(socket.write({asio::buffer(proof)}, deadline))) return false;
+  if (!check(socket.read(asio::buffer(verdict), deadline))) return false;
+  if (!client.on_verdict(verdict))
+    fail(dcInvalidUsage, "bootstrap root at " + text_of(root) +
+                             " rejected this rank's proof of the unique id's secret: the ranks hold different "
+                             "secrets (another unique id, or another DEEPCOMM_SECRET)");
+  return true;
+}
+
+// Connects and proves the secret. Retries while nobody listens yet (rank 0 hosting the root may
+// still be starting it) and while the root drops the connection before its verdict (a root busy
+// with strangers evicts its oldest unproven connections).
+void connect_authenticated(DeadlineSocket& socket, const tcp::endpoint& root, const IdCredentials& credentials,
+                           handshake::Purpose purpose, Clock::time_point deadline, int timeout_ms) {
   milliseconds pause{10};
   for (;;) {
     error_code ec = socket.connect(root, deadline);
-    if (!ec) return;
-    bool not_yet_listening = ec == asio::error::connection_refused ||
-                             ec == asio::error::connection_reset || ec == asio::error::try_again;
-    if (!not_yet_listening && ec != asio::error::timed_out)
-      fail(dcSystemError,
-           "cannot connect to the bootstrap root at " + text_of(root) + ": " + ec.message());
+    if (!ec) {
+      if (prove_secret(socket, credentials, purpose, deadline, root)) return;
+      ec = asio::error::connection_reset;
+    }
+    bool retry = ec == asio::error::connection_refused || ec == asio::error::connection_reset ||
+                 ec == asio::error::try_again;
+    if (!retry && ec != asio::error::timed_out)
+      fail(dcSystemError, "cannot connect to the bootstrap root at " + text_of(root) + ": " + ec.message());
     if (ec == asio::error::timed_out || Clock::now() + pause >= deadline)
-      fail(dcSystemError, "bootstrap root at " + text_of(root) + " unreachable within " +
-                              std::to_string(timeout_ms) + " ms (" + ec.message() +
+      fail(dcSystemError, "bootstrap root at " + text_of(root) + " unreachable within " + std::to_string(timeout_ms) +
+                              " ms (" + ec.message() +
                               "); the process that made the unique id (rank 0 with NCCL_COMM_ID) "
                               "must be alive until every rank joined");
     std::this_thread::sleep_for(pause);
@@ -51,69 +93,53 @@ void connect_to_root(DeadlineSocket& socket, const tcp::endpoint& root, Clock::t
   }
 }
 
-void read_exactly(DeadlineSocket& socket, void* data, size_t bytes, Clock::time_point deadline,
-                  const tcp::endpoint& root) {
-  error_code ec = socket.read(asio::buffer(data, bytes), deadline);
-  if (ec == asio::error::timed_out)
-    fail(dcSystemError, "bootstrap: timed out reading the reply of the root at " + text_of(root));
-  if (ec)
-    fail(dcSystemError, "bootstrap root at " + text_of(root) + " closed the connection (" +
-                            ec.message() + "); its process died or its deadline passed");
-}
+// The reply's bytes from the socket; the first one may have been read already.
+class SocketSource : public ByteSource {
+ public:
+  SocketSource(DeadlineSocket& socket, Clock::time_point deadline, const tcp::endpoint& root,
+               std::optional<uint8_t> first)
+      : socket_(socket), deadline_(deadline), root_(root), first_(first) {}
 
-uint32_t read_u32(DeadlineSocket& socket, Clock::time_point deadline, const tcp::endpoint& root) {
-  uint8_t b[4];
-  read_exactly(socket, b, sizeof b, deadline, root);
-  return wire::get_u32(b);
-}
+  void read(void* dst, size_t len) override {
+    if (len && first_) {
+      *static_cast<uint8_t*>(dst) = *first_;
+      first_.reset();
+      dst = static_cast<uint8_t*>(dst) + 1;
+      --len;
+    }
+    error_code ec = socket_.read(asio::buffer(dst, len), deadline_);
+    if (ec == asio::error::timed_out)
+      fail(dcSystemError, "bootstrap: timed out reading the reply of the root at " + text_of(root_));
+    if (ec)
+      fail(dcSystemError, "bootstrap root at " + text_of(root_) + " closed the connection (" + ec.message() +
+                              "); its process died or its deadline passed");
+  }
+
+ private:
+  DeadlineSocket& socket_;
+  Clock::time_point deadline_;
+  tcp::endpoint root_;
+  std::optional<uint8_t> first_;
+};
 
 // Asks the root, on a second connection, how many ranks joined; nullopt when it does not answer.
-std::optional<std::string> query_progress(const tcp::endpoint& root, uint64_t session,
+std::optional<std::string> query_progress(const tcp::endpoint& root, const IdCredentials& credentials,
                                           Clock::time_point deadline) {
-  DeadlineSocket socket;
-  wire::Request request;
-  request.kind = wire::RequestKind::StatusQuery;
-  request.session = session;
-  auto header = wire::encode_request(request);
-  uint8_t kind = 0;
-  uint8_t length[4];
-  if (socket.connect(root, deadline) || socket.write({asio::buffer(header)}, deadline) ||
-      socket.read(asio::buffer(&kind, 1), deadline) || kind != uint8_t(wire::ReplyKind::Status) ||
-      socket.read(asio::buffer(length), deadline))
+  try {
+    DeadlineSocket socket;
+    connect_authenticated(socket, root, credentials, handshake::Purpose::RootStatus, deadline, 0);
+    wire::Request request;
+    request.kind = wire::RequestKind::StatusQuery;
+    request.session = credentials.session;
+    auto header = wire::encode_request(request);
+    if (socket.write({asio::buffer(header)}, deadline)) return std::nullopt;
+    SocketSource source(socket, deadline, root, std::nullopt);
+    RootReply reply = read_root_reply(source, 0);
+    if (reply.kind != RootReply::Kind::Status) return std::nullopt;
+    return reply.text;
+  } catch (const Error&) {
     return std::nullopt;
-  std::string text(std::min(wire::get_u32(length), kMaxMessageBytes), '\0');
-  if (socket.read(asio::buffer(text), deadline)) return std::nullopt;
-  return text;
-}
-
-[[noreturn]] void throw_root_error(DeadlineSocket& socket, Clock::time_point deadline,
-                                   const tcp::endpoint& root) {
-  uint32_t code = read_u32(socket, deadline, root);
-  uint32_t length = read_u32(socket, deadline, root);
-  if (length > kMaxMessageBytes)
-    fail(dcRemoteError, "bootstrap root sent an oversized error message");
-  std::string message(length, '\0');
-  read_exactly(socket, message.data(), length, deadline, root);
-  bool known = code > dcSuccess && code < dcNumResults && code != dcInProgress;
-  fail(known ? static_cast<dcResult_t>(code) : dcRemoteError, "bootstrap failed: " + message);
-}
-
-std::vector<std::string> read_table(DeadlineSocket& socket, int nranks, Clock::time_point deadline,
-                                    const tcp::endpoint& root) {
-  uint32_t count = read_u32(socket, deadline, root);
-  if (count != static_cast<uint32_t>(nranks))
-    fail(dcRemoteError, "bootstrap root sent " + std::to_string(count) + " blobs for " +
-                            std::to_string(nranks) + " ranks");
-  std::vector<uint8_t> lengths(8 * size_t(count));
-  read_exactly(socket, lengths.data(), lengths.size(), deadline, root);
-  std::vector<std::string> blobs(count);
-  for (uint32_t r = 0; r < count; ++r) {
-    uint64_t length = wire::get_u64(&lengths[8 * size_t(r)]);
-    if (length > wire::kMaxBlobBytes) fail(dcRemoteError, "bootstrap root sent an oversized blob");
-    blobs[r].resize(length);
-    read_exactly(socket, blobs[r].data(), length, deadline, root);
   }
-  return blobs;
 }
 
 // How long before the deadline a rank still waiting asks the root who is missing.
@@ -130,14 +156,16 @@ std::vector<std::string> bootstrap_allgather(const dcUniqueId& id, int rank, int
     fail(dcInvalidArgument, "bootstrap: rank " + std::to_string(rank) + " of nranks " +
                                 std::to_string(nranks) + " is out of range");
   if (timeout_ms <= 0) fail(dcInvalidArgument, "bootstrap: timeout must be positive");
-  if (blob.size() > wire::kMaxBlobBytes) fail(dcInvalidArgument, "bootstrap: blob over 1 GiB");
+  if (blob.size() > wire::kMaxBlobBytes)
+    fail(dcInvalidArgument, "bootstrap: blob of " + std::to_string(blob.size()) + " bytes is over the limit of " +
+                                std::to_string(wire::kMaxBlobBytes));
 
   const Clock::time_point deadline = Clock::now() + milliseconds(timeout_ms);
   const RootAddress root = decode_root_address(id);
-  const uint64_t session = unique_id_session(id);
+  const IdCredentials credentials = unique_id_credentials(id);
   if (root.hosted_by_rank0 && rank == 0) {
     try {
-      start_rendezvous_root(root.endpoint, true, session, milliseconds(timeout_ms));
+      start_rendezvous_root(root.endpoint, true, credentials, milliseconds(timeout_ms));
     } catch (const Error& e) {
       fail(e.code(), std::string(e.what()) +
                          " (rank 0 hosts the root at the address of NCCL_COMM_ID "
@@ -146,8 +174,8 @@ std::vector<std::string> bootstrap_allgather(const dcUniqueId& id, int rank, int
   }
 
   DeadlineSocket socket;
-  connect_to_root(socket, root.endpoint, deadline, timeout_ms);
-  wire::Request request{wire::RequestKind::Join, session, rank, nranks, blob.size()};
+  connect_authenticated(socket, root.endpoint, credentials, handshake::Purpose::RootJoin, deadline, timeout_ms);
+  wire::Request request{wire::RequestKind::Join, credentials.session, rank, nranks, blob.size()};
   auto header = wire::encode_request(request);
   if (error_code ec = socket.write({asio::buffer(header), asio::buffer(blob)}, deadline))
     fail(dcSystemError, "bootstrap: cannot send the join to the root at " + text_of(root.endpoint) +
@@ -157,7 +185,7 @@ std::vector<std::string> bootstrap_allgather(const dcUniqueId& id, int rank, int
   error_code ec = socket.read(asio::buffer(&kind, 1), deadline - progress_margin(timeout_ms));
   std::optional<std::string> progress;
   if (ec == asio::error::timed_out) {
-    progress = query_progress(root.endpoint, session, deadline);
+    progress = query_progress(root.endpoint, credentials, deadline);
     ec = socket.read(asio::buffer(&kind, 1), deadline);
   }
   if (ec == asio::error::timed_out)
@@ -170,14 +198,17 @@ std::vector<std::string> bootstrap_allgather(const dcUniqueId& id, int rank, int
                             " closed the connection before every rank joined (" + ec.message() +
                             ")");
 
-  switch (static_cast<wire::ReplyKind>(kind)) {
-    case wire::ReplyKind::Table:
-      return read_table(socket, nranks, deadline, root.endpoint);
-    case wire::ReplyKind::Error:
-      throw_root_error(socket, deadline, root.endpoint);
-    default:
-      fail(dcRemoteError, "bootstrap root at " + text_of(root.endpoint) + " sent an unknown reply");
+  SocketSource source(socket, deadline, root.endpoint, kind);
+  RootReply reply = read_root_reply(source, nranks);
+  switch (reply.kind) {
+    case RootReply::Kind::Table:
+      return std::move(reply.blobs);
+    case RootReply::Kind::Error:
+      fail(reply.code, "bootstrap failed: " + reply.text);
+    case RootReply::Kind::Status:
+      break;
   }
+  fail(dcRemoteError, "bootstrap root at " + text_of(root.endpoint) + " answered a join with a status");
 }
 
 }  // namespace dc

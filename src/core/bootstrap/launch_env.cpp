@@ -1,6 +1,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "src/core/bootstrap/env_secret.h"
 #include "src/core/bootstrap/host_port.h"
 #include "src/core/bootstrap/launch_sources.h"
 #include "src/core/bootstrap/unique_id_layout.h"
@@ -71,8 +72,9 @@ std::optional<LaunchInfo> launch_info_from_torchrun() {
   const char* run_id = std::getenv("TORCHELASTIC_RUN_ID");
   const char* restart = std::getenv("TORCHELASTIC_RESTART_COUNT");
   info.id = encode_unique_id(
-      root, session_from_text("torchrun:" + address + ":" + (run_id ? run_id : "") + ":" +
-                              (restart ? restart : "")));
+      root, credentials_from_environment("torchrun:" + address + ":" + (run_id ? run_id : "") + ":" +
+                                             (restart ? restart : ""),
+                                         "torchrun"));
   info.source = "torchrun";
   return info;
 }

@@ -2,11 +2,12 @@
 #include <string>
 
 #include "src/core/bootstrap.h"
+#include "src/core/bootstrap/env_secret.h"
 #include "src/core/bootstrap/host_port.h"
 #include "src/core/bootstrap/root_registry.h"
-#include "src/core/bootstrap/socket_interface.h"
 #include "src/core/bootstrap/unique_id_layout.h"
 #include "src/base/error.h"
+#include "src/base/net_interface.h"
 
 namespace dc {
 
@@ -28,16 +29,17 @@ std::chrono::milliseconds root_deadline() {
 
 void make_unique_id(dcUniqueId* id) {
   if (!id) fail(dcInvalidArgument, "unique id pointer is NULL");
-  // As NCCL: every process may build this id on its own, so its session comes from the address.
+  // As NCCL: every process may build this id on its own, so its session comes from the address
+  // and its secret from DEEPCOMM_SECRET.
   if (const char* comm_id = std::getenv("NCCL_COMM_ID"); comm_id && *comm_id) {
     RootAddress root{parse_host_port(comm_id, "NCCL_COMM_ID"), true};
-    *id = encode_unique_id(root, session_from_text(std::string("NCCL_COMM_ID=") + comm_id));
+    *id = encode_unique_id(root, credentials_from_environment(std::string("NCCL_COMM_ID=") + comm_id, "NCCL_COMM_ID"));
     return;
   }
-  uint64_t session = random_session();
-  boost::asio::ip::tcp::endpoint bind_to(advertised_address(), 0);
-  RootAddress root{start_rendezvous_root(bind_to, false, session, root_deadline()), false};
-  *id = encode_unique_id(root, session);
+  const IdCredentials credentials = random_credentials();
+  boost::asio::ip::tcp::endpoint bind_to(boost::asio::ip::make_address(chosen_interface().address), 0);
+  RootAddress root{start_rendezvous_root(bind_to, false, credentials, root_deadline()), false};
+  *id = encode_unique_id(root, credentials);
 }
 
 }  // namespace dc

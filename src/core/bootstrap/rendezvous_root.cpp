@@ -6,6 +6,7 @@
 #include <boost/asio/write.hpp>
 #include <sstream>
 
+#include "src/base/async_handshake.h"
 #include "src/base/error.h"
 #include "src/base/log.h"
 
@@ -26,15 +27,25 @@ constexpr std::chrono::seconds kFarewellGrace{1};
 
 struct RendezvousRoot::Connection {
   explicit Connection(asio::io_context& io) : socket(io) {}
+  void close() {
+    error_code ignored;
+    socket.close(ignored);
+  }
   tcp::socket socket;
+  handshake::Purpose purpose{};
   std::array<uint8_t, wire::kRequestBytes> header{};
   wire::Request request;
   std::string blob;
 };
 
-RendezvousRoot::RendezvousRoot(const tcp::endpoint& bind_to, bool reuse_address, uint64_t session,
+RendezvousRoot::RendezvousRoot(const tcp::endpoint& bind_to, bool reuse_address, const IdCredentials& credentials,
                                std::chrono::milliseconds deadline)
-    : acceptor_(io_), deadline_timer_(io_), deadline_(deadline), state_(session) {
+    : acceptor_(io_),
+      deadline_timer_(io_),
+      deadline_(deadline),
+      credentials_(credentials),
+      unproven_(io_),
+      state_(credentials.session) {
   error_code ec;
   acceptor_.open(bind_to.protocol(), ec);
   if (!ec) set_close_on_exec(acceptor_.native_handle());
@@ -81,15 +92,33 @@ void RendezvousRoot::accept_next() {
     }
     if (!ec) {
       set_close_on_exec(c->socket.native_handle());
-      read_request(c);
+      authenticate(c);
     }
     accept_next();
   });
 }
 
+// Nothing is read from a connection, and nothing allocated for it, before it proved the secret.
+void RendezvousRoot::authenticate(const ConnectionPtr& c) {
+  const auto ticket = unproven_.admit([c] { c->close(); });
+  auto server = std::make_shared<handshake::Server>(
+      credentials_.secret, credentials_.session,
+      std::vector<handshake::Purpose>{handshake::Purpose::RootJoin, handshake::Purpose::RootStatus});
+  async_serve_handshake(c->socket, server, [this, c, server, ticket](bool proven) {
+    unproven_.release(ticket);
+    if (!proven || closing_) return c->close();
+    c->purpose = server->purpose();
+    read_request(c);
+  });
+}
+
 void RendezvousRoot::read_request(const ConnectionPtr& c) {
   asio::async_read(c->socket, asio::buffer(c->header), [this, c](error_code ec, size_t) {
-    if (ec || !wire::decode_request(c->header.data(), &c->request)) return;  // not one of ours
+    if (ec || !wire::decode_request(c->header.data(), &c->request)) return c->close();
+    const bool as_proven = c->request.kind == (c->purpose == handshake::Purpose::RootJoin
+                                                   ? wire::RequestKind::Join
+                                                   : wire::RequestKind::StatusQuery);
+    if (!as_proven || c->request.session != credentials_.session) return c->close();
     on_request(c);
   });
 }
@@ -108,7 +137,8 @@ void RendezvousRoot::on_request(const ConnectionPtr& c) {
   }
   c->blob.resize(c->request.blob_bytes);
   asio::async_read(c->socket, asio::buffer(c->blob), [this, c](error_code ec, size_t) {
-    if (!ec) on_join(c);
+    if (ec) return c->close();
+    on_join(c);
   });
 }
 
@@ -182,6 +212,7 @@ void RendezvousRoot::send(const ConnectionPtr& c, std::shared_ptr<const std::str
 void RendezvousRoot::close_acceptor() {
   listen_fd_ = -1;  // first, so that a fork never sees a closed (maybe reused) descriptor
   acceptor_.close();
+  unproven_.clear();
 }
 
 void RendezvousRoot::stop_when_sent() {

@@ -1,6 +1,8 @@
 // A rendezvous root: a TCP server on its own thread and io_context (not the progress engine) that
 // collects every rank's join and answers each with the full table, or with an error when the joins
-// disagree or the deadline passes. It holds no rank state.
+// disagree or the deadline passes. It holds no rank state. A connection is read from only after it
+// proved the unique id's secret (handshake.h); connections still proving it are bounded in number
+// and time (handshake_slots.h), and a proven one's blob in size (wire.h).
 #pragma once
 
 #include <atomic>
@@ -14,7 +16,9 @@
 #include <thread>
 #include <vector>
 
+#include "src/base/handshake_slots.h"
 #include "src/core/bootstrap/rendezvous_state.h"
+#include "src/core/bootstrap/unique_id_layout.h"
 
 namespace dc {
 
@@ -22,7 +26,7 @@ class RendezvousRoot {
  public:
   // Listens on bind_to (port 0: an ephemeral port). Throws dc::Error(dcSystemError) when it cannot.
   RendezvousRoot(const boost::asio::ip::tcp::endpoint& bind_to, bool reuse_address,
-                 uint64_t session, std::chrono::milliseconds deadline);
+                 const IdCredentials& credentials, std::chrono::milliseconds deadline);
   ~RendezvousRoot();  // stops serving and joins the thread
   RendezvousRoot(const RendezvousRoot&) = delete;
   RendezvousRoot& operator=(const RendezvousRoot&) = delete;
@@ -38,6 +42,7 @@ class RendezvousRoot {
   using ConnectionPtr = std::shared_ptr<Connection>;
 
   void accept_next();
+  void authenticate(const ConnectionPtr& c);
   void read_request(const ConnectionPtr& c);
   void on_request(const ConnectionPtr& c);
   void on_join(const ConnectionPtr& c);
@@ -55,6 +60,8 @@ class RendezvousRoot {
   boost::asio::ip::tcp::endpoint endpoint_;
   std::atomic<int> listen_fd_{-1};
   std::chrono::milliseconds deadline_;
+  IdCredentials credentials_;
+  HandshakeSlots unproven_;  // connections that have not proved the secret yet
   RendezvousState state_;
   std::vector<ConnectionPtr> waiting_;  // joined, waiting for the table
   int writes_in_flight_ = 0;

@@ -15,11 +15,7 @@ RendezvousState::Outcome RendezvousState::join(const wire::Request& r, std::stri
                std::to_string(r.nranks) + ", which is out of range";
     return Outcome::Failed;
   }
-  if (nranks_ == 0) {
-    nranks_ = r.nranks;
-    blobs_.resize(nranks_);
-    present_.assign(nranks_, false);
-  }
+  if (nranks_ == 0) nranks_ = r.nranks;
   if (r.nranks != nranks_) {
     failure_ = "inconsistent nranks: rank " + std::to_string(r.rank) + " joined with nranks " +
                std::to_string(r.nranks) + " but an earlier rank with nranks " +
@@ -31,27 +27,35 @@ RendezvousState::Outcome RendezvousState::join(const wire::Request& r, std::stri
         "rank " + std::to_string(r.rank) + " is out of range for nranks " + std::to_string(nranks_);
     return Outcome::Failed;
   }
-  if (present_[r.rank]) {
-    failure_ = "rank " + std::to_string(r.rank) + " joined twice";
-    return Outcome::Failed;
+  if (blobs_.count(r.rank)) {
+    // The first claim of a rank stands: a second one is turned away without disturbing it.
+    *rejection = "rank " + std::to_string(r.rank) + " has already joined this rendezvous; a second claim is refused";
+    return Outcome::Rejected;
   }
-  present_[r.rank] = true;
   blobs_[r.rank] = std::move(blob);
-  return ++joined_ == nranks_ ? Outcome::Complete : Outcome::Accepted;
+  return static_cast<int>(blobs_.size()) == nranks_ ? Outcome::Complete : Outcome::Accepted;
+}
+
+std::vector<std::string> RendezvousState::blobs() const {
+  std::vector<std::string> table;
+  table.reserve(blobs_.size());
+  for (const auto& [rank, blob] : blobs_) table.push_back(blob);
+  return table;
 }
 
 std::string RendezvousState::progress() const {
   if (nranks_ == 0) return "no rank joined yet";
-  std::string text = std::to_string(joined_) + " of " + std::to_string(nranks_) + " ranks joined";
-  if (joined_ == nranks_) return text;
+  const int joined = static_cast<int>(blobs_.size());
+  std::string text = std::to_string(joined) + " of " + std::to_string(nranks_) + " ranks joined";
+  if (joined == nranks_) return text;
   text += " (missing ranks:";
   int listed = 0;
   for (int r = 0; r < nranks_ && listed < 16; ++r)
-    if (!present_[r]) {
+    if (!blobs_.count(r)) {
       text += " " + std::to_string(r);
       ++listed;
     }
-  if (nranks_ - joined_ > listed) text += " ...";
+  if (nranks_ - joined > listed) text += " ...";
   return text + ")";
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -15,7 +16,7 @@ class RendezvousState {
   enum class Outcome {
     Accepted,  // recorded; more ranks to come
     Complete,  // recorded, and every rank has joined: send the table
-    Rejected,  // not for this rendezvous (other session): tell only this joiner
+    Rejected,  // not for this rendezvous (other session), or a rank already taken: tell only this joiner
     Failed,    // the joins disagree: the whole rendezvous failed (failure())
   };
 
@@ -25,16 +26,16 @@ class RendezvousState {
 
   bool failed() const { return !failure_.empty(); }
   const std::string& failure() const { return failure_; }
-  const std::vector<std::string>& blobs() const { return blobs_; }
+  // Every rank's blob, in rank order (once complete).
+  std::vector<std::string> blobs() const;
   // "3 of 4 ranks joined (missing ranks: 2)".
   std::string progress() const;
 
  private:
   uint64_t session_;
   int nranks_ = 0;  // learnt from the first join
-  int joined_ = 0;
-  std::vector<std::string> blobs_;
-  std::vector<bool> present_;
+  // By rank: what was joined so far costs memory, not what nranks claims.
+  std::map<int, std::string> blobs_;
   std::string failure_;
 };
 

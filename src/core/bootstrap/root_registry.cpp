@@ -57,9 +57,9 @@ Registry& registry() {
 }  // namespace
 
 boost::asio::ip::tcp::endpoint start_rendezvous_root(const boost::asio::ip::tcp::endpoint& bind_to,
-                                                     bool reuse_address, uint64_t session,
+                                                     bool reuse_address, const IdCredentials& credentials,
                                                      std::chrono::milliseconds deadline) {
-  auto root = std::make_unique<RendezvousRoot>(bind_to, reuse_address, session, deadline);
+  auto root = std::make_unique<RendezvousRoot>(bind_to, reuse_address, credentials, deadline);
   root->start();
   auto endpoint = root->local_endpoint();
   Registry& r = registry();

@@ -1,20 +1,20 @@
-#include <sys/random.h>
-
-#include <cerrno>
 #include <cstring>
 
 #include "src/core/bootstrap.h"
 #include "src/core/bootstrap/unique_id_layout.h"
 #include "src/base/error.h"
+#include "src/base/random_bytes.h"
 
 namespace dc {
 
 namespace {
 
 constexpr char kMagic[4] = {'D', 'C', 'I', 'D'};
-constexpr uint8_t kVersion = 1;
+constexpr uint8_t kVersion = 2;
 constexpr uint8_t kFlagHostedByRank0 = 1;
-constexpr size_t kFlagsAt = 5, kFamilyAt = 6, kPortAt = 8, kSessionAt = 16, kAddressAt = 24;
+constexpr uint8_t kFlagAuthenticated = 2;
+constexpr size_t kFlagsAt = 5, kFamilyAt = 6, kPortAt = 8, kSessionAt = 16, kAddressAt = 24, kSecretAt = 40;
+constexpr size_t kUsedBytes = kSecretAt + sizeof(Secret::bytes);
 
 void put_le(char* at, uint64_t value, int bytes) {
   for (int i = 0; i < bytes; ++i) at[i] = static_cast<char>((value >> (8 * i)) & 0xff);
@@ -35,12 +35,13 @@ int hex_digit(char c) {
 
 }  // namespace
 
-dcUniqueId encode_unique_id(const RootAddress& root, uint64_t session) {
+dcUniqueId encode_unique_id(const RootAddress& root, const IdCredentials& credentials) {
   dcUniqueId id{};
   char* b = id.internal;
   std::memcpy(b, kMagic, sizeof kMagic);
   b[4] = static_cast<char>(kVersion);
-  b[kFlagsAt] = static_cast<char>(root.hosted_by_rank0 ? kFlagHostedByRank0 : 0);
+  b[kFlagsAt] = static_cast<char>((root.hosted_by_rank0 ? kFlagHostedByRank0 : 0) |
+                                  (credentials.authenticated ? kFlagAuthenticated : 0));
   const auto& address = root.endpoint.address();
   if (address.is_v4()) {
     put_le(b + kFamilyAt, 4, 2);
@@ -52,7 +53,8 @@ dcUniqueId encode_unique_id(const RootAddress& root, uint64_t session) {
     std::memcpy(b + kAddressAt, bytes.data(), bytes.size());
   }
   put_le(b + kPortAt, root.endpoint.port(), 2);
-  put_le(b + kSessionAt, session, 8);
+  put_le(b + kSessionAt, credentials.session, 8);
+  std::memcpy(b + kSecretAt, credentials.secret.bytes.data(), credentials.secret.bytes.size());
   return id;
 }
 
@@ -68,6 +70,14 @@ void validate_unique_id(const dcUniqueId& id) {
   uint64_t family = get_le(b + kFamilyAt, 2);
   if ((family != 4 && family != 6) || get_le(b + kPortAt, 2) == 0)
     fail(dcInvalidArgument, "the id is not a DeepComm unique id (corrupt root address)");
+  const auto flags = static_cast<uint8_t>(b[kFlagsAt]);
+  bool padding_clear = b[kPortAt + 2] == 0 && b[kPortAt + 3] == 0;
+  for (size_t i = kPortAt + 4; i < kSessionAt; ++i) padding_clear = padding_clear && b[i] == 0;
+  for (size_t i = kUsedBytes; i < DC_UNIQUE_ID_BYTES; ++i) padding_clear = padding_clear && b[i] == 0;
+  if (family == 4)
+    for (size_t i = kAddressAt + 4; i < kSecretAt; ++i) padding_clear = padding_clear && b[i] == 0;
+  if ((flags & ~(kFlagHostedByRank0 | kFlagAuthenticated)) != 0 || !padding_clear)
+    fail(dcInvalidArgument, "the id is not a DeepComm unique id (unknown flags or bytes set)");
 }
 
 RootAddress decode_root_address(const dcUniqueId& id) {
@@ -90,17 +100,22 @@ RootAddress decode_root_address(const dcUniqueId& id) {
 
 uint64_t unique_id_session(const dcUniqueId& id) { return get_le(id.internal + kSessionAt, 8); }
 
-uint64_t random_session() {
-  uint64_t value = 0;
-  char* at = reinterpret_cast<char*>(&value);
-  size_t got = 0;
-  while (got < sizeof value) {
-    ssize_t n = getrandom(at + got, sizeof value - got, 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) fail(dcSystemError, std::string("getrandom failed: ") + std::strerror(errno));
-    got += static_cast<size_t>(n);
-  }
-  return value;
+Secret unique_id_secret(const dcUniqueId& id) { return unique_id_credentials(id).secret; }
+
+IdCredentials unique_id_credentials(const dcUniqueId& id) {
+  IdCredentials c;
+  c.session = unique_id_session(id);
+  std::memcpy(c.secret.bytes.data(), id.internal + kSecretAt, c.secret.bytes.size());
+  c.authenticated = (static_cast<uint8_t>(id.internal[kFlagsAt]) & kFlagAuthenticated) != 0;
+  return c;
+}
+
+IdCredentials random_credentials() {
+  IdCredentials c;
+  random_bytes(&c.session, sizeof c.session);
+  random_bytes(c.secret.bytes.data(), c.secret.bytes.size());
+  c.authenticated = true;
+  return c;
 }
 
 uint64_t session_from_text(std::string_view text) {

@@ -1,4 +1,5 @@
-// Messages between a rank and the rendezvous root; integers are little-endian.
+// Messages between a rank and the rendezvous root, after the handshake (handshake.h, purpose
+// RootJoin or RootStatus) proved that both hold the unique id's secret; integers are little-endian.
 //   Request (rank -> root): magic "DCBJ" u32, kind u8, session u64, rank i32, nranks i32,
 //                           blob length u64, then the blob (joins only).
 //   Reply (root -> rank):   kind u8, then
@@ -21,7 +22,11 @@ enum class RequestKind : uint8_t { Join = 1, StatusQuery = 2 };
 enum class ReplyKind : uint8_t { Table = 'T', Error = 'E', Status = 'S' };
 
 constexpr size_t kRequestBytes = 29;
-constexpr uint64_t kMaxBlobBytes = uint64_t(1) << 30;
+// Bounds on what either side allocates for the other: one rank's blob (a card, or a scalable
+// bootstrap leader's list of its group's cards), the whole table, and a text.
+constexpr uint64_t kMaxBlobBytes = uint64_t(64) << 20;
+constexpr uint64_t kMaxTableBytes = uint64_t(1) << 30;
+constexpr uint32_t kMaxMessageBytes = 1 << 20;
 constexpr int kMaxRanks = 1 << 24;
 
 struct Request {

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Network faults between two namespace hosts, one rank on each (so every byte crosses the link by
+# TCP), while the ranks all-reduce in a loop (fault_probe):
+#   flap:     the link goes down for 3 s, then up, well within DEEPCOMM_TIMEOUT: the job finishes with
+#             the right results (no socket-level timeout or keepalive is shorter than the deadline)
+#   down:     the link goes down for good: every rank gets a clean error within DEEPCOMM_TIMEOUT + 1 s
+#   collapse: the link drops to 1 Mbit/s (tbf) for good, too slow for the messages: the same
+#   reset:    the connection is killed (ss -K): every rank gets a clean error within a second
+# Never a hang: the launcher's own timeout is far above these bounds. Nothing is left in /dev/shm.
+#   usage: net_faults.sh DC_CLUSTER DEEPCOMM_RUN FAULT_PROBE [flap|down|collapse|reset]
+set -u
+DC_CLUSTER=$1 launcher=$2 probe=$3 fault=$4
+. "$(dirname "$0")/cluster_lib.sh"
+
+timeout_s=6
+export DEEPCOMM_TIMEOUT=$timeout_s
+shm_before=$(ls /dev/shm | sort)
+start_cluster up 2
+netns=$("$DC_CLUSTER" --prefix "$prefix" hosts)
+out=$(mktemp)
+trap '"$DC_CLUSTER" --prefix "$prefix" down; rm -f "$out"' EXIT
+
+now_ms() { date +%s%3N; }
+# The probe: 1 MiB all-reduces (8 MiB for the rate collapse), for `seconds`.
+seconds=12
+bytes=1048576
+[ "$fault" = collapse ] && bytes=8388608
+[ "$fault" = flap ] && seconds=10
+"$launcher" --netns "$netns" --ranks-per-host 1,1 --timeout 60 --grace 30 "$probe" $bytes $seconds >"$out" 2>&1 &
+job=$!
+sleep 2
+grep -q 'result=' "$out" && fail "the probe ended before the fault: $(cat "$out")"
+fault_at=$(now_ms)
+case $fault in
+  flap)
+    ip -n "$prefix-sw" link set h1 down
+    sleep 3
+    ip -n "$prefix-sw" link set h1 up ;;
+  down)
+    ip -n "$prefix-sw" link set h1 down ;;
+  collapse)
+    ip netns exec "$prefix-sw" tc qdisc replace dev h1 root tbf rate 1mbit burst 16kb latency 50ms
+    ip netns exec "$prefix-h1" tc qdisc replace dev eth0 root tbf rate 1mbit burst 16kb latency 50ms ;;
+  reset)
+    ip netns exec "$prefix-h1" ss -K dst "$(ip -n "$prefix-h0" -4 -o addr show dev eth0 | awk '{print $4}' | cut -d/ -f1)" \
+      >/dev/null || fail "ss -K failed" ;;
+  *) fail "unknown fault $fault" ;;
+esac
+wait $job
+status=$?
+cat "$out"
+[ "$(grep -c '^PROBE ' "$out")" -eq 2 ] || fail "$fault: expected a PROBE line from each rank"
+if [ "$fault" = flap ]; then
+  [ $status -eq 0 ] || fail "flap: the job failed (exit $status)"
+  [ "$(grep -c 'result=ok' "$out")" -eq 2 ] || fail "flap: not every rank finished with the right results"
+else
+  [ "$(grep -c 'result=error' "$out")" -eq 2 ] || fail "$fault: not every rank got a clean error"
+  bound=$((timeout_s * 1000 + 1000))
+  [ "$fault" = reset ] && bound=1000
+  for at in $(sed -n 's/.*at_ms=\([0-9]*\).*/\1/p' "$out"); do
+    late=$((at - fault_at))
+    [ $late -le $bound ] || fail "$fault: a rank's error came $late ms after the fault (bound $bound ms)"
+  done
+fi
+[ "$(ls /dev/shm | sort)" = "$shm_before" ] || fail "$fault: /dev/shm changed"
+echo "PASS: $fault"

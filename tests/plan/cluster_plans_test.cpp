@@ -1,0 +1,233 @@
+// Plans on fake clusters: 1-16 hosts with 1-8 ranks each (uneven), ranks placed in blocks or
+// scattered over the hosts, one network tier or two (fast groups of hosts). A fixed sample of that
+// space, so the test's time stays small: every collective's chosen and hierarchical plans are
+// simulated on all ranks (results, races, deadlocks); the generators' analytical traffic is held
+// against the traffic read off the materialized plans; hierarchical phases pipeline.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "src/kernels/reduce.h"
+#include "src/plan/cost_model.h"
+#include "src/plan/generators.h"
+#include "src/plan/select.h"
+#include "tests/plan/plan_check.h"
+
+namespace dc {
+namespace {
+
+struct FakeCluster {
+  std::vector<int> ranks_per_host;
+  bool scattered = false;
+  int group_size = 0;  // hosts per fast group; 0: one network tier
+  bool per_rail = false;
+  std::shared_ptr<const ClusterView> view;
+
+  std::string describe() const {
+    std::string out = "ranks per host";
+    for (int r : ranks_per_host) out += " " + std::to_string(r);
+    out += scattered ? ", scattered" : ", blocks";
+    if (group_size) out += ", groups of " + std::to_string(group_size) + " hosts";
+    if (per_rail) out += ", per-rail tier";
+    return out + ": " + view->describe();
+  }
+};
+
+topo::Tier tier(const std::string& name, double gbps, double latency_us, bool per_rail) {
+  topo::Tier t;
+  t.name = name;
+  t.bandwidth_gbps = gbps;
+  t.latency_us = latency_us;
+  t.per_rail = per_rail;
+  return t;
+}
+
+// Tiers: with group_size, a fast one inside groups of group_size consecutive hosts and a slow one
+// between them; else one tier. With per_rail the first tier is per rail, and every host has two.
+topo::TopologyFile tiers_file(int hosts, int group_size, bool per_rail) {
+  topo::TopologyFile file;
+  file.source = "fake";
+  if (group_size > 0) {
+    topo::Tier fast = tier("fast", 100, 2, per_rail);
+    for (int first = 0; first < hosts; first += group_size)
+      fast.groups.push_back({"", {topo::HostRef{"", static_cast<uint32_t>(first), static_cast<uint32_t>(group_size), 0}}, 0});
+    file.tiers = {fast, tier("slow", 10, 20, false)};
+  } else {
+    file.tiers = {tier("net", 25, 5, per_rail)};
+  }
+  if (per_rail) {
+    topo::HostEntry all;
+    all.name = "*";
+    for (int rail = 0; rail < 2; ++rail) {
+      topo::SummaryNic nic;
+      nic.name = "nic" + std::to_string(rail);
+      nic.rail = rail;
+      all.node.nics.push_back(nic);
+    }
+    file.hosts.push_back(all);
+  }
+  return file;
+}
+
+FakeCluster make_cluster(std::vector<int> ranks_per_host, bool scattered, int group_size, bool per_rail,
+                         std::mt19937& rng) {
+  FakeCluster c{std::move(ranks_per_host), scattered, group_size, per_rail, nullptr};
+  ClusterInputs in;
+  for (size_t h = 0; h < c.ranks_per_host.size(); ++h)
+    in.host_ids.insert(in.host_ids.end(), c.ranks_per_host[h], "host" + std::to_string(h));
+  // Hosts are numbered by first rank: keep host 0 first so the groups stay as drawn.
+  if (scattered) std::shuffle(in.host_ids.begin() + 1, in.host_ids.end(), rng);
+  const topo::TopologyFile file = tiers_file(static_cast<int>(c.ranks_per_host.size()), group_size, per_rail);
+  in.file = group_size || per_rail ? &file : nullptr;
+  c.view = ClusterView::build(in);
+  return c;
+}
+
+// 1-16 hosts, 1-8 ranks each, at most max_ranks in all.
+FakeCluster random_cluster(std::mt19937& rng, int max_ranks) {
+  const int hosts = std::uniform_int_distribution<int>(1, 16)(rng);
+  const int most = std::max(1, std::min(8, max_ranks / hosts));
+  std::vector<int> per_host(hosts);
+  for (int& r : per_host) r = std::uniform_int_distribution<int>(1, most)(rng);
+  const bool scattered = rng() % 3 == 0;
+  const int group_size = rng() % 2 ? std::uniform_int_distribution<int>(1, std::max(1, hosts / 2))(rng) : 0;
+  return make_cluster(per_host, scattered, group_size, rng() % 4 == 0, rng);
+}
+
+bool rooted(dcCollective_t c) {
+  return c == dcCollBroadcast || c == dcCollReduce || c == dcCollGather || c == dcCollScatter;
+}
+
+const dcCollective_t kCollectives[] = {dcCollAllReduce, dcCollAllGather, dcCollReduceScatter, dcCollBroadcast,
+                                       dcCollReduce,    dcCollAlltoAll,  dcCollGather,        dcCollScatter};
+
+std::vector<std::string> algorithms_for(dcCollective_t c) {
+  if (c == dcCollAllReduce) return {"", "hierarchical", "ring", "dbtree", "tree"};
+  if (c == dcCollAllGather || c == dcCollReduceScatter || c == dcCollBroadcast || c == dcCollReduce)
+    return {"", "hierarchical"};
+  return {""};
+}
+
+TEST(FakeClusters, EveryCollectiveSimulates) {
+  std::mt19937 rng(20261201);
+  const TypeOp types[] = {{dcFloat32, dcSum}, {dcInt32, dcMax}, {dcFloat64, dcAvg}};
+  uint64_t seed = 1;
+  for (int sample = 0; sample < 24; ++sample) {
+    const FakeCluster cluster = random_cluster(rng, 40);
+    SCOPED_TRACE(cluster.describe());
+    const int n = cluster.view->nranks();
+    for (dcCollective_t c : kCollectives) {
+      for (const std::string& algorithm : algorithms_for(c)) {
+        PlanRequest q;
+        q.collective = c;
+        q.nranks = n;
+        q.root = rooted(c) ? static_cast<int>(rng() % n) : -1;
+        const uint64_t counts[] = {1, 7, 13, 97};
+        q.count = counts[rng() % (n > 24 ? 3 : 4)];
+        q.in_place = rng() % 2;
+        q.chunk_bytes = rng() % 2 ? 16 : 1 << 20;
+        q.algorithms = algorithm.empty() ? AlgorithmFilter{} : AlgorithmFilter::only(algorithm);
+        q.cluster = cluster.view;
+        TypeOp to = types[rng() % 3];
+        if (c != dcCollAllReduce && c != dcCollReduce && c != dcCollReduceScatter) to = {dcFloat64, dcSum};
+        q.elem_size = datatype_size(to.type);
+        simulate_and_check(q, to, seed++);
+        if (testing::Test::HasFatalFailure()) return;
+      }
+    }
+  }
+}
+
+// Bytes per (tier, host, direction), and per rail where `rails` is set.
+std::map<Traffic::Link, double> links(const Traffic& t, bool rails) {
+  std::map<Traffic::Link, double> out;
+  for (const auto& [link, bytes] : t.link_bytes()) {
+    auto key = link;
+    if (!rails) std::get<2>(key) = 0;
+    out[key] += bytes;
+  }
+  return out;
+}
+
+void expect_same_links(const std::map<Traffic::Link, double>& a, const std::map<Traffic::Link, double>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (const auto& [link, bytes] : a) {
+    auto it = b.find(link);
+    ASSERT_NE(it, b.end()) << "tier " << std::get<0>(link) << " host " << std::get<1>(link);
+    EXPECT_NEAR(it->second, bytes, 1e-6 * bytes) << "tier " << std::get<0>(link) << " host " << std::get<1>(link)
+                                                  << " rail " << std::get<2>(link) << " out " << std::get<3>(link);
+  }
+}
+
+TEST(FakeClusters, AnalyticalTrafficMatchesTheMaterializedPlans) {
+  std::mt19937 rng(7);
+  for (int sample = 0; sample < 16; ++sample) {
+    // Small enough to build every rank's plan: 2-6 hosts with 1-4 ranks.
+    std::vector<int> per_host(std::uniform_int_distribution<int>(2, 6)(rng));
+    for (int& r : per_host) r = std::uniform_int_distribution<int>(1, 4)(rng);
+    const int group_size = sample % 2 ? 2 : 0;
+    const FakeCluster cluster = make_cluster(per_host, sample % 3 == 0, group_size, sample % 4 == 1, rng);
+    SCOPED_TRACE(cluster.describe());
+    const int n = cluster.view->nranks();
+    for (dcCollective_t c : kCollectives) {
+      if (c == dcCollGather || c == dcCollScatter) continue;
+      for (const Generator& g : generator_registry()) {
+        PlanRequest q;
+        q.collective = c;
+        q.nranks = n;
+        q.root = rooted(c) ? n - 1 : -1;
+        q.count = 840 * 840;  // every level's segments equal: the formulas' even split is exact
+        q.chunk_bytes = 1ull << 30;  // one chunk: the latencies are the formulas' too
+        q.cluster = cluster.view;
+        std::vector<int> everyone(n);
+        for (int r = 0; r < n; ++r) everyone[r] = r;
+        // Dense requests only: compressed plans are checked in compressed_plan_test.
+        if (g.collective != c || g.compressed || !g.applicable(q, everyone)) continue;
+        SCOPED_TRACE(std::string(collective_name(c)) + " " + g.name);
+        q.algorithms = AlgorithmFilter::only(g.name);
+        const Traffic formula = g.traffic(q, everyone);
+        const Traffic plans = materialized_traffic(make_plans(q), q);
+        // Generators that name each message's ranks match rail by rail; those priced by host
+        // (ClusterView::reach) match per host and tier.
+        const std::string name = g.name;
+        const bool by_rank = c == dcCollAllReduce || c == dcCollBroadcast || c == dcCollReduce || name == "ring";
+        expect_same_links(links(formula, by_rank), links(plans, by_rank));
+        // The tree's formula, and the ring all-gather's (a block travels n-1 edges), walk the
+        // dependencies exactly. The ring's reductions are paced by the slowest edge at every step;
+        // the plans let steps over faster edges run up to a step ahead, so the formula may be
+        // slower, never faster.
+        const bool exact = name == "dbtree" || (name == "ring" && c == dcCollAllGather);
+        if (exact) EXPECT_NEAR(formula.latency_seconds(), plans.latency_seconds(), 1e-9);
+        else if (name == "ring") {
+          EXPECT_GE(formula.latency_seconds(), plans.latency_seconds() - 1e-9);
+          EXPECT_LE(formula.latency_seconds(), 1.5 * plans.latency_seconds());
+        }
+        if (testing::Test::HasFatalFailure()) return;
+      }
+    }
+  }
+}
+
+TEST(FakeClusters, PricingScalesTo32kRanks) {
+  // 4096 hosts x 8 ranks in two tiers: every all-reduce candidate prices in well under a second.
+  const topo::TopologyFile file = tiers_file(4096, 32, true);
+  const auto view = ClusterView::blocks(4096, 8, true, &file);
+  PlanRequest q;
+  q.collective = dcCollAllReduce;
+  q.nranks = view->nranks();
+  q.count = 1 << 28;
+  q.cluster = view;
+  const auto started = std::chrono::steady_clock::now();
+  const std::vector<PricedGenerator> priced = price_candidates(q);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  EXPECT_EQ(priced.front().generator->name, std::string("hierarchical"));
+  EXPECT_LT(seconds, 10.0);
+}
+
+}  // namespace
+}  // namespace dc

@@ -1,0 +1,15 @@
+// Which DEEPCOMM_TRANSPORT settings can run here, for tests parameterized by transport.
+#pragma once
+
+#include <string>
+
+namespace dctest {
+
+// Why communicators cannot use DEEPCOMM_TRANSPORT=transport here ("" when they can): UCX may be
+// absent (built without libucx-dev, or libucp.so.0 missing). Found in a child process, so that
+// this one starts no UCX of its own.
+std::string transport_unavailable(const char* transport);
+// The transport's name as part of a test name ("ucx-all" -> "ucx_all").
+std::string test_name(const char* transport);
+
+}  // namespace dctest

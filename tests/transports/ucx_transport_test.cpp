@@ -1,0 +1,131 @@
+// The transport scenarios over UCX, on two processes (UCX has one worker per process), over UCX's
+// TCP transport between ranks of different host identities (endpoints in peer-failure mode) and
+// over its shared memory on one host (no peer-failure mode there: the control socket reports
+// death). Skipped, saying why, where UCX is absent or cannot start.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <boost/asio/ip/tcp.hpp>
+#include <cstdlib>
+
+#include "tests/transports/scenarios.h"
+#include "tests/transports/two_ranks.h"
+#include "transports/transport.h"
+
+namespace dc::test {
+namespace {
+
+struct UcxSetup {
+  const char* tls;       // UCX_TLS
+  bool separate_hosts;   // each rank its own host identity
+};
+
+TransportFactory ucx(bool separate_hosts) {
+  return [separate_hosts](const TransportOptions& o) {
+    TransportOptions options = o;
+    if (separate_hosts) options.host_id += "-" + std::to_string(o.rank);
+    return make_ucx_transport(options);
+  };
+}
+
+// Why UCX cannot run here ("" when it can), found in a child process so that this one starts no
+// UCX of its own before the scenarios fork.
+std::string ucx_unavailable() {
+  int out[2];
+  if (pipe(out) != 0) return "pipe failed";
+  const pid_t child = fork();
+  if (child == 0) {
+    close(out[0]);
+    std::string why;
+    try {
+      RankIo io;
+      io.call([&] { make_ucx_transport(TransportOptions{&io.io(), 0, 1, "h"}); });
+    } catch (const std::exception& e) {
+      why = e.what();
+    }
+    if (!why.empty() && write(out[1], why.data(), why.size()) < 0) _exit(2);
+    _exit(0);
+  }
+  close(out[1]);
+  std::string why;
+  char buf[512];
+  for (ssize_t n; (n = read(out[0], buf, sizeof buf)) > 0;) why.append(buf, static_cast<size_t>(n));
+  close(out[0]);
+  int status = 0;
+  waitpid(child, &status, 0);
+  if (why.empty() && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) why = "probing UCX crashed";
+  return why;
+}
+
+const std::string& unavailable() {
+  static const std::string why = ucx_unavailable();
+  return why;
+}
+
+class UcxTwoRanks : public ::testing::TestWithParam<UcxSetup> {
+ protected:
+  void SetUp() override {
+    if (!unavailable().empty()) GTEST_SKIP() << "UCX unavailable: " << unavailable();
+    setenv("UCX_TLS", GetParam().tls, 1);
+  }
+  void TearDown() override { unsetenv("UCX_TLS"); }
+  std::string run(const Scenario& scenario, RunOptions options = {}) {
+    return run_two_ranks(RankMode::Processes, ucx(GetParam().separate_hosts), scenario, options);
+  }
+};
+
+TEST_P(UcxTwoRanks, SizesBothWays) { EXPECT_EQ("", run(sizes_both_ways)); }
+TEST_P(UcxTwoRanks, PiecesByDefault) { EXPECT_EQ("", run(pieces_by_default)); }
+TEST_P(UcxTwoRanks, TagsMatchedNotOrder) { EXPECT_EQ("", run(reverse_tags)); }
+TEST_P(UcxTwoRanks, UnexpectedMessages) { EXPECT_EQ("", run(unexpected_messages)); }
+TEST_P(UcxTwoRanks, CancelledReceives) { EXPECT_EQ("", run(cancelled_receives)); }
+TEST_P(UcxTwoRanks, SentThenClosed) { EXPECT_EQ("", run(sent_then_closed, RunOptions{false, true})); }
+TEST_P(UcxTwoRanks, ShortAndTooLong) { EXPECT_EQ("", run(short_and_too_long)); }
+TEST_P(UcxTwoRanks, PeerKilledMidTransfer) { EXPECT_EQ("", run(peer_killed, RunOptions{true})); }
+
+INSTANTIATE_TEST_SUITE_P(Tls, UcxTwoRanks,
+                         ::testing::Values(UcxSetup{"tcp", true}, UcxSetup{"sm", false}),
+                         [](const auto& info) {
+                           return std::string(info.param.tls) + (info.param.separate_hosts ? "_two_hosts" : "_one_host");
+                         });
+
+class UcxTransport : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!unavailable().empty()) GTEST_SKIP() << "UCX unavailable: " << unavailable();
+  }
+};
+
+TEST_F(UcxTransport, ConnectDeadlines) {
+  // A control port that was just free: nobody listens there.
+  boost::asio::io_context io;
+  boost::asio::ip::tcp::acceptor probe(io, {boost::asio::ip::make_address("127.0.0.1"), 0});
+  const unsigned short port = probe.local_endpoint().port();
+  probe.close();
+  EXPECT_EQ("", connect_deadlines(ucx(false), "0;127.0.0.1:" + std::to_string(port) + ";00"));
+}
+
+TEST_F(UcxTransport, WrongSessionIsRefused) { EXPECT_EQ("", wrong_session(ucx(false))); }
+
+TEST_F(UcxTransport, MalformedAddressFails) {
+  EXPECT_EQ("", connect_deadlines(ucx(false), "not-an-address"));
+}
+
+TEST_F(UcxTransport, AddressNamesHostControlSocketAndWorker) {
+  RankIo io;
+  std::unique_ptr<Transport> t;
+  io.call([&] { t = make_ucx_transport(TransportOptions{&io.io(), 0, 1, "h"}); });
+  const std::string a = t->address();
+  const auto first = a.find(';'), second = a.find(';', first + 1);
+  ASSERT_NE(second, std::string::npos) << a;
+  EXPECT_EQ(first, 16u) << a;
+  EXPECT_NE(a.substr(first + 1, second - first - 1).find(':'), std::string::npos) << a;
+  EXPECT_GT(a.size() - second - 1, 16u) << "worker address " << a;
+  EXPECT_STREQ(t->name(), "ucx");
+  io.call([&] { t.reset(); });
+}
+
+}  // namespace
+}  // namespace dc::test

@@ -1,0 +1,197 @@
+#include "transports/common/frame_stream.h"
+
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <deque>
+
+#include <boost/asio/error.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/write.hpp>
+
+namespace dc {
+
+namespace {
+
+namespace asio = boost::asio;
+using boost::system::error_code;
+
+class SocketStream : public FrameStream {
+ public:
+  explicit SocketStream(StreamSocket socket) : socket_(std::move(socket)) {}
+
+  void read(void* dst, size_t len, Handler done) override {
+    asio::async_read(socket_, asio::buffer(dst, len),
+                     [done = std::move(done)](const error_code& ec, size_t) { done(ec); });
+  }
+
+  void write(const std::vector<asio::const_buffer>& buffers, int /*fd*/, Handler done) override {
+    asio::async_write(socket_, buffers, [done = std::move(done)](const error_code& ec, size_t) { done(ec); });
+  }
+
+  void close() override {
+    error_code ignored;
+    socket_.shutdown(StreamSocket::shutdown_both, ignored);
+    socket_.close(ignored);
+  }
+
+ private:
+  StreamSocket socket_;
+};
+
+error_code from_errno(int err) { return error_code(err, boost::system::system_category()); }
+
+// Reads and writes with recvmsg/sendmsg on the non-blocking socket, waiting for readiness through
+// the io_context when the kernel has nothing (or no room) right now.
+class UnixFdStream : public FrameStream {
+ public:
+  explicit UnixFdStream(StreamSocket socket) : socket_(std::move(socket)) { socket_.non_blocking(true); }
+  ~UnixFdStream() override {
+    for (int fd : received_) ::close(fd);
+  }
+
+  void read(void* dst, size_t len, Handler done) override {
+    auto op = std::make_shared<ReadOp>(ReadOp{static_cast<char*>(dst), len, std::move(done)});
+    continue_read(op);
+  }
+
+  void write(const std::vector<asio::const_buffer>& buffers, int fd, Handler done) override {
+    auto op = std::make_shared<WriteOp>();
+    for (const auto& b : buffers)
+      if (b.size()) op->iov.push_back(iovec{const_cast<void*>(b.data()), b.size()});
+    op->fd = fd;
+    op->done = std::move(done);
+    continue_write(op);
+  }
+
+  int take_fd() override {
+    if (received_.empty()) return -1;
+    const int fd = received_.front();
+    received_.pop_front();
+    return fd;
+  }
+
+  void close() override {
+    error_code ignored;
+    socket_.shutdown(StreamSocket::shutdown_both, ignored);
+    socket_.close(ignored);
+  }
+
+ private:
+  struct ReadOp {
+    char* dst;
+    size_t left;
+    Handler done;
+  };
+  struct WriteOp {
+    std::vector<iovec> iov;
+    size_t first = 0;  // iov[first..] still to write
+    int fd = -1;       // still to send (with the next byte written)
+    Handler done;
+  };
+
+  void finish(Handler done, const error_code& ec) {
+    asio::post(socket_.get_executor(), [done = std::move(done), ec] { done(ec); });
+  }
+
+  void keep_fds(msghdr& msg) {
+    for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+      if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+      const size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+      for (size_t i = 0; i < count; ++i) {
+        int fd;
+        std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
+        if (received_.size() < kMaxQueuedFds) received_.push_back(fd);
+        else ::close(fd);  // more than any frame sequence of ours can have in flight
+      }
+    }
+  }
+
+  void continue_read(const std::shared_ptr<ReadOp>& op) {
+    while (op->left) {
+      iovec iov{op->dst, op->left};
+      alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxQueuedFds)];
+      msghdr msg{};
+      msg.msg_iov = &iov;
+      msg.msg_iovlen = 1;
+      msg.msg_control = control;
+      msg.msg_controllen = sizeof control;
+      const ssize_t n = ::recvmsg(socket_.native_handle(), &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+      if (n > 0) {
+        keep_fds(msg);
+        op->dst += n;
+        op->left -= static_cast<size_t>(n);
+        continue;
+      }
+      if (n == 0) return finish(std::move(op->done), asio::error::eof);
+      if (errno == EINTR) continue;
+      if (errno != EAGAIN && errno != EWOULDBLOCK) return finish(std::move(op->done), from_errno(errno));
+      socket_.async_wait(StreamSocket::wait_read, [this, op](const error_code& ec) {
+        if (ec) return op->done(ec);
+        continue_read(op);
+      });
+      return;
+    }
+    finish(std::move(op->done), error_code());
+  }
+
+  void continue_write(const std::shared_ptr<WriteOp>& op) {
+    while (op->first < op->iov.size()) {
+      alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+      msghdr msg{};
+      msg.msg_iov = &op->iov[op->first];
+      msg.msg_iovlen = std::min<size_t>(op->iov.size() - op->first, IOV_MAX);
+      if (op->fd >= 0) {
+        msg.msg_control = control;
+        msg.msg_controllen = sizeof control;
+        cmsghdr* c = CMSG_FIRSTHDR(&msg);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        std::memcpy(CMSG_DATA(c), &op->fd, sizeof(int));
+      }
+      ssize_t n = ::sendmsg(socket_.native_handle(), &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+      if (n > 0) {
+        op->fd = -1;  // it went with the first byte
+        for (size_t left = static_cast<size_t>(n); left;) {
+          iovec& v = op->iov[op->first];
+          const size_t step = std::min(left, v.iov_len);
+          v.iov_base = static_cast<char*>(v.iov_base) + step;
+          v.iov_len -= step;
+          left -= step;
+          if (v.iov_len == 0) ++op->first;
+        }
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) return finish(std::move(op->done), from_errno(errno));
+      socket_.async_wait(StreamSocket::wait_write, [this, op](const error_code& ec) {
+        if (ec) return op->done(ec);
+        continue_write(op);
+      });
+      return;
+    }
+    finish(std::move(op->done), error_code());
+  }
+
+  StreamSocket socket_;
+  std::deque<int> received_;
+};
+
+}  // namespace
+
+std::unique_ptr<FrameStream> make_socket_stream(StreamSocket socket) {
+  return std::make_unique<SocketStream>(std::move(socket));
+}
+
+std::unique_ptr<FrameStream> make_unix_fd_stream(StreamSocket socket) {
+  return std::make_unique<UnixFdStream>(std::move(socket));
+}
+
+}  // namespace dc

@@ -1,0 +1,252 @@
+// Sending, and matching what arrives against posted receives (see ucx_channel.h).
+#include "transports/ucx/ucx_channel.h"
+
+#include <cstring>
+#include <utility>
+
+#include <boost/asio/post.hpp>
+
+#include "src/base/log.h"
+
+namespace dc {
+
+namespace {
+
+size_t eager_cost(size_t len) { return len + sizeof(UcxHeader); }
+
+Status too_long(size_t len, size_t capacity) {
+  return Status::failure(dcInvalidUsage, "received message of " + std::to_string(len) +
+                                             " bytes is larger than the posted buffer of " +
+                                             std::to_string(capacity) + " bytes");
+}
+
+// A header-only message; UCX reads the header until the send completes.
+struct ControlSend {
+  UcxHeader header;
+  const UcxApi* api;
+};
+
+void control_sent(void* request, ucs_status_t, void* user_data) {
+  auto* c = static_cast<ControlSend*>(user_data);
+  c->api->request_free(request);
+  delete c;
+}
+
+}  // namespace
+
+struct UcxChannel::SendRef {
+  std::shared_ptr<UcxChannel> channel;
+  SendPtr op;
+};
+
+UcxChannel::UcxChannel(std::shared_ptr<UcxWorker> worker, int peer)
+    : worker_(std::move(worker)), api_(worker_->api()), peer_(peer), id_(worker_->attach(this)) {}
+
+UcxChannel::~UcxChannel() {
+  worker_->detach(id_);
+  if (ep_) worker_->retire(ep_);
+}
+
+void UcxChannel::send(const Tag& tag, const void* buf, size_t len, Completion done) {
+  UcxEntry entry;
+  if (!entry) return;
+  if (closed_ || !ep_) return post_completion(std::move(done), closed_ ? close_status_ : Status::failure(dcInternalError, "ucx: not connected"), 0);
+  auto op = std::make_shared<SendOp>();
+  op->header.type = UcxType::Message;
+  op->header.conn = peer_conn_;
+  op->header.tag = tag;
+  op->header.length = len;
+  op->buf = buf;
+  op->len = len;
+  op->done = std::move(done);
+  sending_[op.get()] = op;
+  if (len <= kEagerMax && eager_outstanding_ + eager_cost(len) <= kEagerWindow) {
+    eager_outstanding_ += eager_cost(len);
+    return issue(op, UCP_AM_SEND_FLAG_EAGER);
+  }
+  op->header.id = next_id_++;
+  rendezvous_sends_[op->header.id] = op;
+  issue(op, UCP_AM_SEND_FLAG_RNDV);
+}
+
+void UcxChannel::issue(const SendPtr& op, unsigned flags) {
+  auto* ref = new SendRef{shared_from_this(), op};
+  ucp_request_param_t param{};
+  param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
+  param.cb.send = &UcxChannel::on_sent;
+  param.user_data = ref;
+  param.flags = flags;
+  if (ucp_mem_h memh = worker_->memory_handle(op->buf, op->len)) {
+    param.op_attr_mask |= UCP_OP_ATTR_FIELD_MEMH;
+    param.memh = memh;
+  }
+  ucs_status_ptr_t request = api_.am_send_nbx(ep_, kUcxAmId, &op->header, sizeof op->header, op->buf, op->len, &param);
+  worker_->kick();
+  if (request && !UCS_PTR_IS_ERR(request)) return;  // on_sent follows
+  delete ref;
+  send_done(op, UCS_PTR_STATUS(request));
+}
+
+void UcxChannel::on_sent(void* request, ucs_status_t status, void* user_data) {
+  auto* ref = static_cast<SendRef*>(user_data);
+  std::shared_ptr<UcxChannel> self = std::move(ref->channel);
+  SendPtr op = std::move(ref->op);
+  delete ref;
+  self->api_.request_free(request);
+  self->send_done(op, status);
+}
+
+void UcxChannel::send_done(const SendPtr& op, ucs_status_t status) {
+  sending_.erase(op.get());
+  if (op->header.id) rendezvous_sends_.erase(op->header.id);
+  if (status == UCS_OK) return finish_send(op, op->refused ? *op->refused : Status::success());
+  if (closed_) return finish_send(op, close_status_);
+  const Status failure = ucx_failure("sending", status);
+  finish_send(op, failure);
+  fail_later(failure);
+}
+
+void UcxChannel::send_control(UcxType type, uint64_t id, uint32_t flags, const Tag& tag) {
+  if (closed_ || !ep_) return;
+  auto* c = new ControlSend{UcxHeader{type, flags, peer_conn_, tag, 0, id}, &api_};
+  ucp_request_param_t param{};
+  param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
+  param.cb.send = &control_sent;
+  param.user_data = c;
+  param.flags = UCP_AM_SEND_FLAG_EAGER;
+  ucs_status_ptr_t request = api_.am_send_nbx(ep_, kUcxAmId, &c->header, sizeof c->header, nullptr, 0, &param);
+  worker_->kick();
+  if (request && !UCS_PTR_IS_ERR(request)) return;
+  delete c;
+  if (UCS_PTR_IS_ERR(request)) fail_later(ucx_failure("sending a reply", UCS_PTR_STATUS(request)));
+}
+
+void UcxChannel::recv(const Tag& tag, void* buf, size_t capacity, Completion done) {
+  UcxEntry entry;
+  if (!entry) return;
+  auto op = std::make_shared<RecvOp>();
+  op->tag = tag;
+  op->buf = buf;
+  op->capacity = capacity;
+  op->done = std::move(done);
+  auto it = unexpected_.find(tag);
+  if (it == unexpected_.end()) {
+    // A message of the same operation under another step, sent by a different operation?
+    for (const auto& [other, queue] : unexpected_)
+      if (signatures_differ(other, tag)) return finish_recv(op, signature_mismatch(other.check), 0);
+    if (closed_) return finish_recv(op, close_status_, 0);
+    posted_[tag].push_back(op);
+    return;
+  }
+  // An eager message that fully arrived stays receivable after the peer closed.
+  Unexpected u = std::move(it->second.front());
+  it->second.pop_front();
+  if (it->second.empty()) unexpected_.erase(it);
+  if (u.rendezvous) return match_rendezvous(op, u.header, u.rendezvous);
+  deliver_eager(op, u.header, u.eager.data());
+}
+
+ucs_status_t UcxChannel::on_message(const UcxHeader& h, void* data, size_t length, bool rendezvous) {
+  switch (h.type) {
+    case UcxType::Credit:
+      if (h.id > eager_outstanding_) {
+        fail_later(Status::failure(dcInternalError, "ucx connection to rank " + std::to_string(peer_) +
+                                                        ": protocol error: more credit returned than used"));
+      } else {
+        eager_outstanding_ -= h.id;
+      }
+      return UCS_OK;
+    case UcxType::Reject:
+      on_refused(h);
+      return UCS_OK;
+    case UcxType::RejectAck:
+      on_refusal_seen(h.id);
+      return UCS_OK;
+    case UcxType::Message:
+      break;
+    default:
+      fail_later(Status::failure(dcInternalError, "ucx connection to rank " + std::to_string(peer_) +
+                                                      ": protocol error: unknown message type"));
+      return UCS_OK;
+  }
+  if (h.length != length || (rendezvous && !h.id)) {
+    fail_later(Status::failure(dcInternalError, "ucx connection to rank " + std::to_string(peer_) +
+                                                    ": protocol error: message length or kind differs from its header"));
+    return UCS_OK;
+  }
+  if (!rendezvous) {
+    on_eager(h, data);
+    return UCS_OK;
+  }
+  on_rendezvous(h, data);
+  return UCS_INPROGRESS;  // the descriptor is kept, received or refused
+}
+
+void UcxChannel::on_eager(const UcxHeader& h, const void* data) {
+  if (RecvPtr op = pop_posted(h.tag)) return deliver_eager(op, h, data);
+  fail_mismatched_receives(h.tag);
+  const char* bytes = static_cast<const char*>(data);
+  unexpected_[h.tag].push_back(Unexpected{h, std::vector<char>(bytes, bytes + h.length), nullptr});
+}
+
+void UcxChannel::on_rendezvous(const UcxHeader& h, void* desc) {
+  if (RecvPtr op = pop_posted(h.tag)) return match_rendezvous(op, h, desc);
+  fail_mismatched_receives(h.tag);
+  unexpected_[h.tag].push_back(Unexpected{h, {}, desc});
+}
+
+// An unmatched message of an operation whose posted receives carry another signature: the ranks
+// called different operations. Those receives fail.
+void UcxChannel::fail_mismatched_receives(const Tag& arrived) {
+  for (auto it = posted_.begin(); it != posted_.end();) {
+    if (!signatures_differ(it->first, arrived)) {
+      ++it;
+      continue;
+    }
+    for (auto& op : it->second) finish_recv(op, signature_mismatch(arrived.check), 0);
+    it = posted_.erase(it);
+  }
+}
+
+void UcxChannel::deliver_eager(const RecvPtr& op, const UcxHeader& h, const void* payload) {
+  if (!h.id) return_credit(h.length);  // sent on eager credit (a rendezvous id means it was not)
+  if (signatures_differ(op->tag, h.tag)) return finish_recv(op, signature_mismatch(h.tag.check), 0);
+  if (h.length > op->capacity) return finish_recv(op, too_long(h.length, op->capacity), 0);
+  if (h.length) std::memcpy(op->buf, payload, h.length);
+  finish_recv(op, Status::success(), h.length);
+}
+
+void UcxChannel::return_credit(size_t len) {
+  // Batched, so that small messages do not each cost a reply; the sender's window stays open.
+  credit_to_return_ += eager_cost(len);
+  if (credit_to_return_ < kEagerWindow / 8) return;
+  send_control(UcxType::Credit, std::exchange(credit_to_return_, 0));
+}
+
+UcxChannel::RecvPtr UcxChannel::pop_posted(const Tag& tag) {
+  auto it = posted_.find(tag);
+  if (it == posted_.end()) return nullptr;
+  RecvPtr op = std::move(it->second.front());
+  it->second.pop_front();
+  if (it->second.empty()) posted_.erase(it);
+  return op;
+}
+
+void UcxChannel::finish_send(const SendPtr& op, const Status& status) {
+  if (!op->done) return;
+  if (status.ok()) bytes_sent_ += op->len;
+  post_completion(std::exchange(op->done, nullptr), status, status.ok() ? op->len : 0);
+}
+
+void UcxChannel::finish_recv(const RecvPtr& op, const Status& status, size_t bytes) {
+  if (!op->done) return;
+  if (status.ok()) bytes_received_ += bytes;
+  post_completion(std::exchange(op->done, nullptr), status, bytes);
+}
+
+void UcxChannel::post_completion(Completion done, const Status& status, size_t bytes) {
+  if (!done) return;
+  boost::asio::post(worker_->io(), [done = std::move(done), status, bytes] { done(status, bytes); });
+}
+
+}  // namespace dc

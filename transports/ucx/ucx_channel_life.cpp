@@ -1,0 +1,137 @@
+// A UCX connection's life: set-up, the control socket whose end means the peer is gone, endpoint
+// errors, flush and close.
+#include <algorithm>
+
+#include <boost/asio/post.hpp>
+
+#include "src/base/log.h"
+#include "transports/ucx/ucx_channel.h"
+
+namespace dc {
+
+struct UcxChannel::FlushRef {
+  std::shared_ptr<UcxChannel> channel;
+  std::shared_ptr<FlushWaiter> waiter;
+};
+
+void UcxChannel::attach(ucp_ep_h ep, uint64_t peer_conn, Socket control) {
+  ep_ = ep;
+  peer_conn_ = peer_conn;
+  control_ = std::make_unique<Socket>(std::move(control));
+  watch_control();
+}
+
+// The peer never writes on the control socket after its hello: any completion of this read is its
+// end (EOF when the peer closed or died) or a protocol error.
+// The read holds no reference: a channel nobody uses any more goes, and its socket with it.
+void UcxChannel::watch_control() {
+  control_->async_read_some(boost::asio::buffer(&control_byte_, 1),
+                            [weak = weak_from_this()](const boost::system::error_code& ec, size_t) {
+                              if (auto self = weak.lock()) self->peer_gone(ec);
+                            });
+}
+
+void UcxChannel::peer_gone(const boost::system::error_code& ec) {
+  UcxEntry entry;
+  if (!entry) return;
+  if (closed_) return;
+  // Whatever the peer sent before it went is delivered first (a rank may send its last message,
+  // or a notice saying why it fails, and exit).
+  worker_->drain();
+  if (closed_) return;
+  const std::string why = ec ? "its control socket ended (" + ec.message() + ")" : "it wrote on the control socket";
+  close(Status::failure(ec ? dcRemoteError : dcInternalError,
+                        "ucx connection to rank " + std::to_string(peer_) + ": peer closed the connection: " + why));
+}
+
+void UcxChannel::on_endpoint_error(ucs_status_t status) {
+  fail_later(Status::failure(dcRemoteError, "ucx connection to rank " + std::to_string(peer_) +
+                                                ": endpoint failed: " + api_.status_string(status)));
+}
+
+// Closing touches the endpoint, which UCX does not allow from inside its own callbacks.
+void UcxChannel::fail_later(const Status& status) {
+  boost::asio::post(worker_->io(), [self = shared_from_this(), status] { self->close(status); });
+}
+
+Status UcxChannel::ucx_failure(const char* what, ucs_status_t status) const {
+  const bool peer_side = status == UCS_ERR_CONNECTION_RESET || status == UCS_ERR_ENDPOINT_TIMEOUT ||
+                         status == UCS_ERR_UNREACHABLE || status == UCS_ERR_CANCELED;
+  return Status::failure(peer_side ? dcRemoteError : dcSystemError,
+                         "ucx connection to rank " + std::to_string(peer_) + ": " + what + " failed: " +
+                             api_.status_string(status));
+}
+
+void UcxChannel::flush(std::function<void()> done) {
+  UcxEntry entry;
+  if (!entry) return;
+  if (closed_ || !ep_) return boost::asio::post(worker_->io(), std::move(done));
+  auto waiter = std::make_shared<FlushWaiter>(FlushWaiter{std::move(done)});
+  auto* ref = new FlushRef{shared_from_this(), waiter};
+  ucp_request_param_t param{};
+  param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+  param.cb.send = &UcxChannel::on_flushed;
+  param.user_data = ref;
+  ucs_status_ptr_t request = api_.ep_flush_nbx(ep_, &param);
+  worker_->kick();
+  if (request && !UCS_PTR_IS_ERR(request)) {
+    flushing_.push_back(waiter);  // on_flushed follows (or close() answers first)
+    return;
+  }
+  delete ref;
+  boost::asio::post(worker_->io(), std::move(waiter->done));
+}
+
+void UcxChannel::on_flushed(void* request, ucs_status_t, void* user_data) {
+  auto* ref = static_cast<FlushRef*>(user_data);
+  std::shared_ptr<UcxChannel> self = std::move(ref->channel);
+  std::shared_ptr<FlushWaiter> waiter = std::move(ref->waiter);
+  delete ref;
+  self->api_.request_free(request);
+  auto& list = self->flushing_;
+  list.erase(std::remove(list.begin(), list.end(), waiter), list.end());
+  if (waiter->done) boost::asio::post(self->worker_->io(), std::move(waiter->done));
+}
+
+void UcxChannel::close(const Status& status) {
+  UcxEntry entry;
+  if (!entry) return;
+  if (closed_) return;
+  closed_ = true;
+  close_status_ = status;
+  worker_->detach(id_);
+  for (auto& [tag, ops] : posted_)
+    for (auto& op : ops) finish_recv(op, status, 0);
+  posted_.clear();
+  if (ep_) worker_->retire(std::exchange(ep_, nullptr));
+  // Operations still inside UCX end here: in peer-failure mode the forced close cancels them, but
+  // without it (UCX's shared memory) UCX would hold them forever. Their peer is gone or finished
+  // with them, so UCX has nothing more to move through their buffers; its late completions find
+  // them ended.
+  for (auto& [key, op] : std::exchange(sending_, {})) finish_send(op, status);
+  rendezvous_sends_.clear();
+  for (const RecvPtr& op : std::exchange(rendezvous_recvs_, {})) {
+    op->in_ucx = false;
+    finish_recv(op, status, 0);
+  }
+  for (const auto& waiter : std::exchange(flushing_, {}))
+    if (waiter->done) boost::asio::post(worker_->io(), std::move(waiter->done));
+  // Announced rendezvous messages can no longer be fetched; arrived eager ones still can.
+  for (auto it = unexpected_.begin(); it != unexpected_.end();) {
+    auto& queue = it->second;
+    for (const Unexpected& u : queue)
+      if (u.rendezvous) api_.am_data_release(worker_->handle(), u.rendezvous);
+    queue.erase(std::remove_if(queue.begin(), queue.end(), [](const Unexpected& u) { return u.rendezvous != nullptr; }),
+                queue.end());
+    it = queue.empty() ? unexpected_.erase(it) : std::next(it);
+  }
+  for (auto& [id, desc] : refused_) api_.am_data_release(worker_->handle(), desc);
+  refused_.clear();
+  if (control_) {
+    boost::system::error_code ignored;
+    control_->shutdown(Socket::shutdown_both, ignored);
+    control_->close(ignored);
+  }
+}
+
+}  // namespace dc

@@ -1,0 +1,138 @@
+// Rendezvous messages on a UCX connection: receiving their payload straight into the posted
+// buffer, refusing them (too long, or another operation's), and cancelling receives. A payload
+// UCX is already writing cannot be stopped inside UCX, so cancel() returns only once UCX let go of
+// the buffer (progressing the worker meanwhile, bounded; past the bound the endpoint is closed,
+// which ends the transfer).
+#include <algorithm>
+#include <chrono>
+
+#include "src/base/log.h"
+#include "transports/ucx/ucx_channel.h"
+
+namespace dc {
+
+namespace {
+
+constexpr auto kCancelWait = std::chrono::milliseconds(5000);
+constexpr auto kForcedCloseWait = std::chrono::milliseconds(1000);
+
+Status cancelled() {
+  return Status::failure(dcSystemError, "DeepComm: receive cancelled: its operation failed");
+}
+
+}  // namespace
+
+struct UcxChannel::RecvRef {
+  std::shared_ptr<UcxChannel> channel;
+  RecvPtr op;
+};
+
+void UcxChannel::match_rendezvous(const RecvPtr& op, const UcxHeader& h, void* desc) {
+  const bool mismatch = signatures_differ(op->tag, h.tag);
+  if (mismatch || h.length > op->capacity) {
+    finish_recv(op, mismatch ? signature_mismatch(h.tag.check)
+                             : Status::failure(dcInvalidUsage, "received message of " + std::to_string(h.length) +
+                                                                   " bytes is larger than the posted buffer of " +
+                                                                   std::to_string(op->capacity) + " bytes"),
+                0);
+    return refuse(h, desc, mismatch ? uint32_t{kUcxMismatch} : 0u, op->tag);
+  }
+  receive_rendezvous(op, h.length, desc);
+}
+
+void UcxChannel::receive_rendezvous(const RecvPtr& op, size_t len, void* desc) {
+  op->expected = len;
+  op->in_ucx = true;
+  rendezvous_recvs_.push_back(op);
+  auto* ref = new RecvRef{shared_from_this(), op};
+  ucp_request_param_t param{};
+  param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+  param.cb.recv_am = &UcxChannel::on_received;
+  param.user_data = ref;
+  if (ucp_mem_h memh = worker_->memory_handle(op->buf, len)) {
+    param.op_attr_mask |= UCP_OP_ATTR_FIELD_MEMH;
+    param.memh = memh;
+  }
+  ucs_status_ptr_t request = api_.am_recv_data_nbx(worker_->handle(), desc, op->buf, len, &param);
+  worker_->kick();
+  if (request && !UCS_PTR_IS_ERR(request)) return;  // on_received follows
+  delete ref;
+  rendezvous_done(op, UCS_PTR_STATUS(request));
+}
+
+void UcxChannel::on_received(void* request, ucs_status_t status, size_t, void* user_data) {
+  auto* ref = static_cast<RecvRef*>(user_data);
+  std::shared_ptr<UcxChannel> self = std::move(ref->channel);
+  RecvPtr op = std::move(ref->op);
+  delete ref;
+  self->api_.request_free(request);
+  self->rendezvous_done(op, status);
+}
+
+void UcxChannel::rendezvous_done(const RecvPtr& op, ucs_status_t status) {
+  op->in_ucx = false;  // (close() may have ended it already: then finish_recv does nothing)
+  rendezvous_recvs_.erase(std::remove(rendezvous_recvs_.begin(), rendezvous_recvs_.end(), op), rendezvous_recvs_.end());
+  if (op->discard) return finish_recv(op, cancelled(), 0);
+  if (status == UCS_OK) return finish_recv(op, Status::success(), op->expected);
+  if (closed_) return finish_recv(op, close_status_, 0);
+  const Status failure = ucx_failure("receiving", status);
+  finish_recv(op, failure, 0);
+  fail_later(failure);
+}
+
+// The sender must learn of the refusal before its send completes, and its send completes when the
+// descriptor is released: so Reject first, and the release once the sender acknowledged it.
+void UcxChannel::refuse(const UcxHeader& h, void* desc, uint32_t flags, const Tag& own) {
+  refused_[h.id] = desc;
+  send_control(UcxType::Reject, h.id, flags, own);  // own.check: this side's signature
+}
+
+void UcxChannel::on_refused(const UcxHeader& h) {
+  auto it = rendezvous_sends_.find(h.id);
+  if (it == rendezvous_sends_.end()) {
+    DC_WARN("ucx connection to rank %d: a refusal of an unknown send", peer_);
+    return;
+  }
+  it->second->refused = (h.flags & kUcxMismatch)
+                            ? signature_mismatch(h.tag.check)
+                            : Status::failure(dcInvalidUsage, "the receiver's buffer is smaller than the message");
+  send_control(UcxType::RejectAck, h.id);
+}
+
+void UcxChannel::on_refusal_seen(uint64_t id) {
+  auto it = refused_.find(id);
+  if (it == refused_.end()) return;
+  api_.am_data_release(worker_->handle(), it->second);
+  refused_.erase(it);
+}
+
+void UcxChannel::cancel(uint64_t comm, uint64_t seq) {
+  UcxEntry entry;
+  if (!entry) return;
+  auto of_operation = [&](const Tag& t) { return t.comm == comm && t.seq == seq; };
+  for (auto it = posted_.begin(); it != posted_.end();) {
+    if (!of_operation(it->first)) {
+      ++it;
+      continue;
+    }
+    for (auto& op : it->second) finish_recv(op, cancelled(), 0);
+    it = posted_.erase(it);
+  }
+  std::vector<RecvPtr> landing;
+  for (const RecvPtr& op : rendezvous_recvs_) {
+    if (!of_operation(op->tag)) continue;
+    op->discard = true;
+    landing.push_back(op);
+  }
+  if (landing.empty()) return;
+  auto landed = [&landing] {
+    return std::none_of(landing.begin(), landing.end(), [](const RecvPtr& op) { return op->in_ucx; });
+  };
+  if (worker_->progress_until(landed, kCancelWait)) return;
+  close(Status::failure(dcSystemError, "ucx connection to rank " + std::to_string(peer_) +
+                                           ": a cancelled transfer did not end; connection closed"));
+  if (!worker_->progress_until(landed, kForcedCloseWait))
+    DC_WARN("ucx connection to rank %d: UCX still holds a cancelled receive's buffer", peer_);
+}
+
+}  // namespace dc
