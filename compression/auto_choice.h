@@ -6,7 +6,7 @@
 #include <string>
 
 #include "compression/codec_isa.h"
-#include "compression/spec.h"
+#include "compression/form/spec.h"
 
 namespace dc::compression {
 

@@ -8,7 +8,7 @@
 
 #include "compression/element.h"
 #include "compression/rng.h"
-#include "compression/spec.h"
+#include "compression/form/spec.h"
 
 namespace dc::compression {
 

@@ -1,12 +1,13 @@
 #include "compression/decoder.h"
 
+#include <chrono>
 #include <cstring>
 #include <limits>
 #include <string>
 
 #include "compression/quantize.h"
 #include "compression/sparse_coder.h"
-#include "compression/wire_format.h"
+#include "compression/form/wire_format.h"
 #include "src/base/error.h"
 
 namespace dc::compression {
@@ -192,6 +193,13 @@ void ChunkDecoder::decode_accumulate(const MessageHeader& h, uint32_t i, std::sp
   void* out = static_cast<uint8_t*>(dst.data) + info.elem_begin * elem_size(type);
   const uint8_t* p = bytes.data();
   const size_t size = bytes.size();
+  // The chunk passed every check: write its elements (zeroed first when overwriting), timed.
+  auto add = [&](auto&& accumulate) {
+    const auto start = std::chrono::steady_clock::now();
+    if (dst.overwrite) std::memset(out, 0, size_t(info.elems) * elem_size(type));
+    accumulate();
+    accumulate_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
   const uint8_t kind = p[0];
   size_t pos = 1;
   if (kind > uint8_t(wire::ChunkKind::sparse) || (kind == uint8_t(wire::ChunkKind::sparse) && !f.sparse))
@@ -232,14 +240,14 @@ void ChunkDecoder::decode_accumulate(const MessageHeader& h, uint32_t i, std::sp
     if (!f.q8) {
       if (rest.size() != 4 * items) bad_chunk(i, "wrong length for its values");
       check_floats(rest.data(), items);
-      kernels_.accumulate_f32(rest.data(), items, type, out);
+      add([&] { kernels_.accumulate_f32(rest.data(), items, type, out); });
       return;
     }
     const uint8_t* symbols = rest.data();
     if (f.huffman) symbols = huffman_symbols(h, i, rest, items);
     else if (rest.size() != items) bad_chunk(i, "wrong length for its values");
     check_specials(symbols, items);
-    kernels_.accumulate_q8(symbols, scales_.data(), f.block, items, type, out);
+    add([&] { kernels_.accumulate_q8(symbols, scales_.data(), f.block, items, type, out); });
     return;
   }
 
@@ -271,12 +279,12 @@ void ChunkDecoder::decode_accumulate(const MessageHeader& h, uint32_t i, std::sp
       if (!h.nonfinite() && (float_bits_of(values_[j]) & kAbsMask) >= kInfBits)
         bad_chunk(i, "a non-finite value in a message flagged finite");
   }
-  kernels_.accumulate_sparse(offsets_.data(), values_.data(), m, type, out);
+  add([&] { kernels_.accumulate_sparse(offsets_.data(), values_.data(), m, type, out); });
 }
 
 // ---- Whole messages ----
 
-void decode_accumulate(std::span<const uint8_t> message, const Target& dst, Isa isa) {
+void decode_accumulate(std::span<const uint8_t> message, const Target& dst, Isa isa, double* accumulate_seconds) {
   const size_t h = MessageHeader::header_bytes(message);
   if (h == 0 || message.size() < h)
     bad("truncated: " + std::to_string(message.size()) + " bytes do not hold the header");
@@ -296,6 +304,7 @@ void decode_accumulate(std::span<const uint8_t> message, const Target& dst, Isa 
     const MessageHeader::ChunkInfo c = header.chunk(i);
     decoder.decode_accumulate(header, i, message.subspan(c.byte_begin, c.byte_end - c.byte_begin), dst, true);
   }
+  if (accumulate_seconds) *accumulate_seconds += decoder.accumulate_seconds();
 }
 
 }  // namespace dc::compression

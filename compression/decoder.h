@@ -10,16 +10,19 @@
 
 #include "compression/codec_isa.h"
 #include "compression/huffman_table.h"
-#include "compression/message_form.h"
+#include "compression/form/message_form.h"
 #include "deepcomm/deepcomm.h"
 
 namespace dc::compression {
 
 // Where decoded values are added: count elements of type (dcFloat32, dcFloat16, dcBfloat16).
+// With overwrite, decoded values replace the elements instead (each chunk's elements are zeroed
+// once the chunk passed its checks, then added to).
 struct Target {
   dcDataType_t type;
   void* data;
   uint64_t count;
+  bool overwrite = false;
 };
 
 // A checked header: the message's form, code tables and chunk table. Immutable, so threads
@@ -69,6 +72,9 @@ class ChunkDecoder {
   // On an error dst is untouched.
   void decode_accumulate(const MessageHeader& header, uint32_t i, std::span<const uint8_t> bytes,
                          const Target& dst, bool checksum_verified = false);
+  // Time spent adding (or writing) decoded values into targets so far; the rest of a decode is
+  // checking and unpacking.
+  double accumulate_seconds() const { return accumulate_seconds_; }
 
  private:
   const uint8_t* huffman_symbols(const MessageHeader& h, uint32_t i, std::span<const uint8_t> section,
@@ -81,12 +87,15 @@ class ChunkDecoder {
   std::vector<float> scales_;
   std::vector<uint32_t> offsets_;
   std::vector<float> values_;
+  double accumulate_seconds_ = 0;
 };
 
 // Checks that dst fits a message of this header (type, data, count).
 void check_target(const MessageHeader& header, const Target& dst);
 
 // A whole message: checks the header and every chunk's checksum before touching dst, then adds.
-void decode_accumulate(std::span<const uint8_t> message, const Target& dst, Isa isa = Isa::best);
+// accumulate_seconds (optional) gets the time spent adding into dst.
+void decode_accumulate(std::span<const uint8_t> message, const Target& dst, Isa isa = Isa::best,
+                       double* accumulate_seconds = nullptr);
 
 }  // namespace dc::compression

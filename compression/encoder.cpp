@@ -4,15 +4,16 @@
 
 #include <algorithm>
 #include <bit>
+#include <chrono>
 #include <cstring>
 #include <string>
 
 #include "compression/auto_choice.h"
-#include "compression/message_form.h"
+#include "compression/form/message_form.h"
 #include "compression/quantize.h"
 #include "compression/rng.h"
 #include "compression/sparse_coder.h"
-#include "compression/wire_format.h"
+#include "compression/form/wire_format.h"
 #include "src/base/error.h"
 
 namespace dc::compression {
@@ -250,15 +251,28 @@ size_t Encoder::write_chunk(const Spec& spec, const Chunk& c, uint8_t* out, size
 
 EncodeResult Encoder::encode(const Spec& spec, dcDataType_t type, const void* input, uint64_t count,
                              Residual* residual, uint64_t seed, std::span<uint8_t> out) {
+  if (residual && residual->count() != count)
+    fail(dcInvalidArgument, "compression: residual of " + std::to_string(residual->count()) +
+                                " elements for a buffer of " + std::to_string(count));
+  static float none;  // a residual of 0 elements still says "error feedback on"
+  return encode(spec, type, input, count,
+                residual ? std::span<float>(count ? residual->data() : &none, count) : std::span<float>(), seed, out);
+}
+
+EncodeResult Encoder::encode(const Spec& spec, dcDataType_t type, const void* input, uint64_t count,
+                             std::span<float> residual_span, uint64_t seed, std::span<uint8_t> out) {
+  if (residual_span.data() && residual_span.size() != count)
+    fail(dcInvalidArgument, "compression: residual of " + std::to_string(residual_span.size()) +
+                                " elements for a buffer of " + std::to_string(count));
+  float* residual = residual_span.data();
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point start = Clock::now();
   const ElemType elem = elem_type_of(type);
   if (count > 0 && input == nullptr) fail(dcInvalidArgument, "compression: null input buffer");
   if (spec.error_feedback && residual == nullptr)
     fail(dcInvalidArgument, "compression spec '" + spec.to_string() + "' has error feedback but no residual was given");
   if (!spec.error_feedback && residual != nullptr)
     fail(dcInvalidArgument, "compression spec '" + spec.to_string() + "' has no error feedback (ef) but a residual was given");
-  if (residual && residual->count() != count)
-    fail(dcInvalidArgument, "compression: residual of " + std::to_string(residual->count()) +
-                                " elements for a buffer of " + std::to_string(count));
   const uint64_t bound = max_message_bytes(spec, count);
   if (out.size() < bound)
     fail(dcInvalidArgument, "compression: output of " + std::to_string(out.size()) +
@@ -266,7 +280,7 @@ EncodeResult Encoder::encode(const Spec& spec, dcDataType_t type, const void* in
 
   EncodeResult result;
   result.applied = spec;
-  float* r = residual ? residual->data() : nullptr;
+  float* r = residual;
   const AccumulatedView in{input, elem, r};
   if (spec.selection == Selection::automatic) {
     const AutoChoice choice = choose_auto(in, count, spec);
@@ -282,6 +296,8 @@ EncodeResult Encoder::encode(const Spec& spec, dcDataType_t type, const void* in
     result.nonfinite = prepare_dense(s, in, r, seed);
     result.sent = count;
   }
+  const Clock::time_point selected = Clock::now();
+  result.select_seconds = std::chrono::duration<double>(selected - start).count();
   if (s.huffman) build_tables(s);
 
   // Header, tables, chunk table, then the chunks in order.
@@ -326,6 +342,7 @@ EncodeResult Encoder::encode(const Spec& spec, dcDataType_t type, const void* in
   wire::put_u32(msg + wire::kHeaderCrcOffset, 0);
   wire::put_u32(msg + wire::kHeaderCrcOffset, kernels_.crc32c(0, msg, header_bytes));
   result.bytes = pos;
+  result.code_seconds = std::chrono::duration<double>(Clock::now() - selected).count();
   return result;
 }
 

@@ -10,7 +10,7 @@
 #include "compression/huffman_table.h"
 #include "compression/residual.h"
 #include "compression/select.h"
-#include "compression/spec.h"
+#include "compression/form/spec.h"
 #include "deepcomm/deepcomm.h"
 
 namespace dc::compression {
@@ -21,6 +21,8 @@ struct EncodeResult {
   bool nonfinite = false;  // the input (plus residual) had a NaN or an infinity
   Spec applied;            // the spec used: for auto, the choice made
   std::string reason;      // auto: why that choice
+  double select_seconds = 0;  // selection or quantization, with error feedback
+  double code_seconds = 0;    // code tables and writing the message
 };
 
 // Holds scratch memory reused from call to call; one per thread.
@@ -35,6 +37,10 @@ class Encoder {
   // dc::Error(dcInvalidArgument) for bad arguments.
   EncodeResult encode(const Spec& spec, dcDataType_t type, const void* input, uint64_t count,
                       Residual* residual, uint64_t seed, std::span<uint8_t> out);
+  // The same with the residual as `count` floats (e.g. one block's share of a buffer's), or a
+  // default (null) span.
+  EncodeResult encode(const Spec& spec, dcDataType_t type, const void* input, uint64_t count,
+                      std::span<float> residual, uint64_t seed, std::span<uint8_t> out);
 
  private:
   struct Chunk {

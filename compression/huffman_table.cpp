@@ -5,8 +5,8 @@
 #include <string>
 
 #include "compression/bit_io.h"
-#include "compression/message_form.h"
-#include "compression/wire_format.h"
+#include "compression/form/message_form.h"
+#include "compression/form/wire_format.h"
 #include "src/base/error.h"
 
 namespace dc::compression {

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "compression/wire_format.h"
+#include "compression/form/wire_format.h"
 #include "src/base/error.h"
 
 namespace dc::compression {

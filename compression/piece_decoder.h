@@ -25,6 +25,7 @@ class PieceDecoder {
   // After the last piece: throws when the message is incomplete (truncated).
   void finish() const;
   uint64_t bytes_received() const { return received_; }
+  double accumulate_seconds() const { return chunks_.accumulate_seconds(); }
 
  private:
   void take(std::span<const uint8_t>& piece);

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "compression/wire_format.h"
+#include "compression/form/wire_format.h"
 
 namespace dc::compression {
 namespace {

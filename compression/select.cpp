@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "compression/quantize.h"
-#include "compression/wire_format.h"
+#include "compression/form/wire_format.h"
 
 namespace dc::compression {
 namespace {

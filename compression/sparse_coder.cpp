@@ -3,7 +3,7 @@
 #include <bit>
 
 #include "compression/bit_io.h"
-#include "compression/wire_format.h"
+#include "compression/form/wire_format.h"
 
 namespace dc::compression {
 

@@ -12,7 +12,7 @@
 
 #include "compression/compression.h"
 #include "compression/select.h"
-#include "compression/wire_format.h"
+#include "compression/form/wire_format.h"
 
 namespace dc::compression {
 namespace {

@@ -10,7 +10,7 @@
 #include "compression/codec_isa.h"
 #include "compression/huffman_table.h"
 #include "compression/sparse_coder.h"
-#include "compression/wire_format.h"
+#include "compression/form/wire_format.h"
 #include "src/base/error.h"
 
 namespace {

@@ -9,7 +9,7 @@
 #include "compression/decoder.h"
 #include "compression/fuzz/reseal.h"
 #include "compression/piece_decoder.h"
-#include "compression/wire_format.h"
+#include "compression/form/wire_format.h"
 #include "src/base/error.h"
 
 namespace {

@@ -5,8 +5,8 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "compression/message_form.h"
-#include "compression/spec.h"
+#include "compression/form/message_form.h"
+#include "compression/form/spec.h"
 #include "src/base/error.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -11,7 +11,7 @@
 
 #include "compression/compression.h"
 #include "compression/sparse_coder.h"
-#include "compression/wire_format.h"
+#include "compression/form/wire_format.h"
 
 namespace {
 

@@ -7,7 +7,7 @@
 #include <span>
 
 #include "compression/codec_isa.h"
-#include "compression/wire_format.h"
+#include "compression/form/wire_format.h"
 
 namespace dc::compression::fuzz {
 

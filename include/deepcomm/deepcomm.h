@@ -164,7 +164,8 @@ dcResult_t dcCommGetAsyncError(dcComm_t comm, dcResult_t* asyncError);
 dcResult_t dcCommGetCounters(dcComm_t comm, dcCounters_t* counters);
 
 /* Writes the JSON of the plan this rank would run for the operation into buf (NUL-terminated).
- * *len is the buffer size on entry and the needed size (with NUL) on return. */
+ * *len is the buffer size on entry and the needed size (with NUL) on return. An all-reduce (with
+ * sum) that DEEPCOMM_COMPRESS applies to shows its compressed plan. */
 dcResult_t dcCommPlanJson(dcComm_t comm, dcCollective_t coll, size_t count, dcDataType_t datatype,
                           int root, char* buf, size_t* len);
 
@@ -203,6 +204,45 @@ dcResult_t dcGroupSimulateEnd(double* seconds);
 dcResult_t dcTest(dcRequest_t request, int* done);
 /* Waits for completion (bounded by DEEPCOMM_TIMEOUT), frees the request, returns the result. */
 dcResult_t dcWait(dcRequest_t request);
+
+/* Compressed all-reduce (docs/compression.md). The codec is a spec string in the grammar of
+ * docs/configuration.md ("topk:0.001,q8,huffman,ef", "q8,ef", "auto", ...): every rank passes the
+ * same spec, else the call fails with dcInvalidUsage naming the mismatch. Datatypes dcFloat32,
+ * dcFloat16, dcBfloat16; ops dcSum, dcAvg. All ranks receive bitwise-identical results. A
+ * corrupted message fails the call (and the communicator) with dcRemoteError.
+ *
+ * Error feedback (the spec's "ef"): what compression left out of a call is added to the next
+ * call's input, per element, in float32 (also for float16/bfloat16 buffers). That state belongs to
+ * the buffer: a residual handle of count elements, used by every call on that buffer (and by no
+ * other buffer). A spec with ef needs a residual; one without ef takes NULL. A residual must not
+ * be reset or destroyed while an operation using it is pending (dcInvalidUsage). */
+typedef struct dcResidual* dcResidual_t;
+dcResult_t dcResidualCreate(dcResidual_t* residual, size_t count);
+/* Zeroes the state (e.g. when the model is re-initialized). */
+dcResult_t dcResidualReset(dcResidual_t residual);
+dcResult_t dcResidualDestroy(dcResidual_t residual);
+
+/* What one compressed all-reduce did on this rank. */
+typedef struct {
+  uint64_t rawBytes;     /* the elements of the messages this rank sent, at the datatype's size */
+  uint64_t wireBytes;    /* the bytes of those messages (forwarded ones included) */
+  double ratio;          /* rawBytes / wireBytes; 0 when this rank sent nothing */
+  uint64_t messages;     /* messages this rank sent */
+  double selectSeconds;  /* encoders: selection (top-k) or quantization, with error feedback */
+  double encodeSeconds;  /* encoders: code tables and writing the messages */
+  double decodeSeconds;  /* decoders: checking and unpacking messages */
+  double accumulateSeconds; /* decoders: adding (or writing) decoded values into the output */
+  double totalSeconds;   /* from the start of the operation on the progress engine to its end */
+  char algorithm[24];    /* the plan that ran: "twophase", "sparsegather" (or "local": 1 rank) */
+} dcCompressStats_t;
+
+/* stats (may be NULL) is written when the operation completes: before the call returns, or, with
+ * a request, before dcWait/dcTest reports it complete (it must stay valid until then). */
+dcResult_t dcCompressedAllReduce(const void* sendbuf, void* recvbuf, size_t count, dcDataType_t datatype,
+                                 dcRedOp_t op, const char* spec, dcResidual_t residual, dcComm_t comm,
+                                 dcRequest_t* request, dcCompressStats_t* stats);
+/* Drops the error feedback the NCCL path (DEEPCOMM_COMPRESS) keeps for comm's buffers. */
+dcResult_t dcCommResetCompression(dcComm_t comm);
 
 /* op = sum of (scalar * input) over ranks; *scalar is read before the call returns. */
 dcResult_t dcRedOpCreatePreMulSum(dcRedOp_t* op, const void* scalar, dcDataType_t datatype,

@@ -10,11 +10,13 @@
 #include "deepcomm/deepcomm.h"
 #include "src/core/bootstrap.h"
 #include "src/core/communicator.h"
+#include "src/core/compressed_issue.h"
 #include "src/exec/engine_call.h"
 #include "src/core/issue.h"
 #include "src/core/registration.h"
 #include "src/base/shareable_memory.h"
 #include "src/exec/comm_failure.h"
+#include "src/exec/residual_store.h"
 #include "src/kernels/reduce.h"
 
 #define DC_EXPORT extern "C" __attribute__((visibility("default")))
@@ -321,6 +323,12 @@ DC_EXPORT dcResult_t dcCommPlanJson(dcComm_t comm, dcCollective_t coll, size_t c
     args.count = count;
     args.datatype = dt;
     args.root = root;
+    // What ncclAllReduce would run: DEEPCOMM_COMPRESS applies to a qualifying sum.
+    if (const dc::compression::Spec* spec = dc::configured_spec(comm, args)) {
+      auto call = std::make_shared<dc::CompressedCall>();
+      call->spec = *spec;
+      args.compressed = call;
+    }
     std::string json = dc::plan_to_json(dc::make_plan(dc::plan_request(comm, args)));
     const size_t needed = json.size() + 1;
     const size_t room = *len;
@@ -370,6 +378,48 @@ DC_EXPORT dcResult_t dcSend(const void* s, size_t n, dcDataType_t dt, int peer, 
 DC_EXPORT dcResult_t dcRecv(void* r, size_t n, dcDataType_t dt, int peer, dcComm_t comm,
                             dcRequest_t* req) {
   return run(dcCollRecv, nullptr, r, n, dt, dcSum, peer, comm, req);
+}
+
+DC_EXPORT dcResult_t dcResidualCreate(dcResidual_t* residual, size_t count) {
+  return guarded([&] {
+    require(residual, "residual pointer");
+    *residual = nullptr;
+    *residual = dc::create_residual(count);
+  });
+}
+
+DC_EXPORT dcResult_t dcResidualReset(dcResidual_t residual) {
+  return guarded([&] { dc::reset_residual(residual); });
+}
+
+DC_EXPORT dcResult_t dcResidualDestroy(dcResidual_t residual) {
+  return guarded([&] { dc::destroy_residual(residual); });
+}
+
+DC_EXPORT dcResult_t dcCompressedAllReduce(const void* s, void* r, size_t n, dcDataType_t dt, dcRedOp_t op,
+                                           const char* spec, dcResidual_t residual, dcComm_t comm,
+                                           dcRequest_t* req, dcCompressStats_t* stats) {
+  dcResult_t state = dcSuccess;
+  dcResult_t result = guarded([&] {
+    dc::OpArgs a;
+    a.collective = dcCollAllReduce;
+    a.sendbuf = s;
+    a.recvbuf = r;
+    a.count = n;
+    a.datatype = dt;
+    a.op = op;
+    dc::validate(comm, a);
+    a.compressed = dc::compressed_call(a, spec, residual, stats);
+    state = dc::issue(comm, a, req);
+  });
+  return result == dcSuccess ? state : result;
+}
+
+DC_EXPORT dcResult_t dcCommResetCompression(dcComm_t comm) {
+  return guarded([&] {
+    dc::checked_comm(comm);
+    if (comm->exec.residual_store) comm->exec.residual_store->reset();
+  });
 }
 
 DC_EXPORT dcResult_t dcGroupStart(void) {

@@ -69,6 +69,17 @@ Config Config::from_environment() {
     c.tree_threshold_bytes = parse_unsigned("DEEPCOMM_TREE_THRESHOLD", v, 0, 1ull << 40);
   if (const char* v = env("DEEPCOMM_FLAT_BYTES"))
     c.flat_bytes = parse_unsigned("DEEPCOMM_FLAT_BYTES", v, 0, 16ull << 20);
+  if (const char* v = env("DEEPCOMM_COMPRESS"); v && std::string(v) != "off") {
+    try {
+      c.compress = compression::parse_spec(v);
+    } catch (const Error& e) {
+      fail(dcInvalidArgument, std::string("DeepComm: DEEPCOMM_COMPRESS: ") + e.what());
+    }
+  }
+  if (const char* v = env("DEEPCOMM_COMPRESS_MIN_BYTES"))
+    c.compress_min_bytes = parse_unsigned("DEEPCOMM_COMPRESS_MIN_BYTES", v, 0, 1ull << 50);
+  if (const char* v = env("DEEPCOMM_COMPRESS_EF_BYTES"))
+    c.compress_ef_bytes = parse_unsigned("DEEPCOMM_COMPRESS_EF_BYTES", v, 0, 1ull << 50);
   if (const char* v = env("DEEPCOMM_TIMEOUT"))
     c.timeout_ms = static_cast<int>(parse_unsigned("DEEPCOMM_TIMEOUT", v, 1, 2000000) * 1000);
   if (const char* v = env("DEEPCOMM_CONNECT_TIMEOUT"))
@@ -106,6 +117,8 @@ std::vector<std::string> Config::plan_shaping_entries() const {
       "DEEPCOMM_CHUNK_BYTES=" + std::to_string(chunk_bytes),
       "DEEPCOMM_TREE_THRESHOLD=" + std::to_string(tree_threshold_bytes),
       "DEEPCOMM_FLAT_BYTES=" + std::to_string(flat_bytes),
+      "DEEPCOMM_COMPRESS=" + (compress ? compress->to_string() : std::string("off")),
+      "DEEPCOMM_COMPRESS_MIN_BYTES=" + std::to_string(compress_min_bytes),
       "DEEPCOMM_TOPO_FILE=" + topology_digest(topology_file),
   };
 }

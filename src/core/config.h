@@ -4,10 +4,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "compression/form/spec.h"
 #include "src/plan/algorithm_filter.h"
 #include "topology/topology_file.h"
 
@@ -26,6 +28,11 @@ struct Config {
   int connect_timeout_ms = 60000;          // DEEPCOMM_CONNECT_TIMEOUT (seconds)
   int bootstrap_timeout_ms = 120000;       // DEEPCOMM_BOOTSTRAP_TIMEOUT (ms, read by bootstrap)
   bool blocking = true;                    // dcConfig_t.blocking (not from the environment)
+  // DEEPCOMM_COMPRESS: all-reduces of float32/16, bfloat16 with sum or avg of at least
+  // DEEPCOMM_COMPRESS_MIN_BYTES run compressed with this spec (unset, "" or "off": never).
+  std::optional<compression::Spec> compress;
+  uint64_t compress_min_bytes = 1 << 20;     // DEEPCOMM_COMPRESS_MIN_BYTES
+  uint64_t compress_ef_bytes = 4ull << 30;   // DEEPCOMM_COMPRESS_EF_BYTES: the NCCL path's residuals
   // DEEPCOMM_TOPO_FILE, loaded (null when unset); its digest is plan-shaping.
   std::shared_ptr<const topo::TopologyFile> topology_file;
   std::string topology_dump_path;          // DEEPCOMM_TOPO_DUMP_FILE: rank 0 writes the cluster there

@@ -8,6 +8,7 @@
 #include <set>
 #include <vector>
 
+#include "src/core/compressed_issue.h"
 #include "src/exec/comm_failure.h"
 #include "src/exec/flat_board.h"
 #include "src/exec/flat_collective.h"
@@ -97,7 +98,8 @@ CommView plan_view(const dcComm* comm) {
 PlanRequest plan_request(const dcComm* comm, const OpArgs& args) {
   const size_t elem = datatype_size(args.datatype);
   const bool in_place = args.op < dcNumOps && is_in_place(args, comm->exec.rank, elem);
-  return make_request(plan_view(comm), args.collective, args.count, elem, args.root, in_place);
+  return make_request(plan_view(comm), args.collective, args.count, elem, args.root, in_place,
+                      args.compressed ? std::optional<compression::Spec>(args.compressed->spec) : std::nullopt);
 }
 
 namespace {
@@ -115,8 +117,9 @@ OpArgs with_premul_scalar(const dcComm* comm, OpArgs args) {
   return args;
 }
 
-PendingOp prepare(dcComm* comm, const OpArgs& args) {
-  validate(comm, args);
+PendingOp prepare(dcComm* comm, const OpArgs& asked) {
+  validate(comm, asked);
+  const OpArgs args = with_configured_compression(comm, asked);
   if (comm->initializing)
     fail(dcInvalidUsage, "DeepComm: the communicator is still being set up; poll dcCommGetAsyncError "
                          "(ncclCommGetAsyncError) until it stops returning in-progress");

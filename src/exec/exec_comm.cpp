@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "src/exec/flat_board.h"
+#include "src/exec/residual_store.h"
 
 namespace dc {
 

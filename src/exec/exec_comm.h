@@ -21,6 +21,7 @@ namespace dc {
 
 class Operation;
 class FlatBoard;
+class ResidualStore;
 struct ControlChannel;
 
 // Transports of one rank and its connections to every peer (index = rank in the communicator that
@@ -56,7 +57,9 @@ struct ExecComm {
     std::unique_ptr<std::byte[]> data;
     size_t size = 0;
   };
-  ScratchBuffer scratch[2];  // 0: the plan's scratch; 1: pre-multiplied input
+  ScratchBuffer scratch[3];  // 0: the plan's scratch; 1: pre-multiplied input; 2: compressed messages
+  // Error feedback of compressed all-reduces on the NCCL path (made on first use).
+  std::unique_ptr<ResidualStore> residual_store;
 
   // Operations submitted and not yet finished (destroy waits for them).
   std::mutex inflight_mutex;

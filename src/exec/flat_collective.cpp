@@ -198,7 +198,7 @@ void finish_in_two_rounds(const FlatOp& op, FlatBoard& board) {
 }  // namespace
 
 bool flat_eligible(const ExecComm* comm, const OpArgs& args) {
-  if (!comm->board || args.count == 0) return false;
+  if (!comm->board || args.count == 0 || args.compressed) return false;
   if (args.collective == dcCollSend || args.collective == dcCollRecv) return false;
   if (is_reduction(args.collective) && (args.op < 0 || args.op >= dcNumOps)) return false;  // user ops
   return board_volume(args, comm->nranks) <= comm->board->slot_bytes();

@@ -52,6 +52,8 @@ Operation::Operation(ExecComm* comm, const OpArgs& args, std::shared_ptr<const P
     std::lock_guard<std::mutex> lock(comm_->inflight_mutex);
     ++comm_->inflight;
   }
+  if (args_.compressed && args_.compressed->residual) ++args_.compressed->residual->in_use;
+  started_ = std::chrono::steady_clock::now();
 }
 
 bool Operation::is_collective() const {
@@ -64,8 +66,14 @@ Tag Operation::tag_of(const Step& step) const {
 }
 
 std::byte* Operation::address(const BufRef& ref) const {
-  std::byte* base = ref.buf == BufId::Input ? input_ : ref.buf == BufId::Output ? output_ : scratch_;
-  return base + ref.offset * elem_size_;
+  switch (ref.buf) {
+    case BufId::Input: return input_ + ref.offset * elem_size_;
+    case BufId::Output: return output_ + ref.offset * elem_size_;
+    case BufId::Scratch: return scratch_ + ref.offset * elem_size_;
+    case BufId::Bytes: return bytes_ + ref.offset;
+    case BufId::Residual: return reinterpret_cast<std::byte*>(residual_ + ref.offset);
+  }
+  return nullptr;
 }
 
 // A signature mismatch reported by the transport becomes a message naming both calls.
@@ -88,7 +96,7 @@ void Operation::cancel_receives() {
     comm_->peer(peer)->cancel(comm_->id, seq);
   };
   for (const Step& step : prepared_->plan.steps)
-    if (step.kind == StepKind::Recv || step.kind == StepKind::RecvReduce) cancel_with(step.peer);
+    if (is_receive(step.kind)) cancel_with(step.peer);
   if (signature_ && comm_->nranks > 1) cancel_with((comm_->rank + comm_->nranks - 1) % comm_->nranks);
 }
 
@@ -100,9 +108,7 @@ bool Operation::waits_on(int peer) const {
   }
   const auto& steps = prepared_->plan.steps;
   for (size_t i = 0; i < steps.size(); ++i) {
-    const bool transfer = steps[i].kind == StepKind::Send || steps[i].kind == StepKind::Recv ||
-                          steps[i].kind == StepKind::RecvReduce;
-    if (transfer && steps[i].peer == peer && (finished_.empty() || !finished_[i])) return true;
+    if (is_transfer(steps[i].kind) && steps[i].peer == peer && (finished_.empty() || !finished_[i])) return true;
   }
   return false;
 }
@@ -121,6 +127,10 @@ void Operation::start() {
   input_ = static_cast<std::byte*>(const_cast<void*>(args_.sendbuf));
   output_ = static_cast<std::byte*>(args_.recvbuf);
   if (plan.sizes.scratch) scratch_ = comm_scratch(comm_, plan.sizes.scratch * elem_size_, 0);
+  if (plan.sizes.bytes) bytes_ = comm_scratch(comm_, plan.sizes.bytes, 2);
+  if (args_.compressed && args_.compressed->residual) residual_ = args_.compressed->residual->values.data();
+  lengths_.assign(plan.length_slots, 0);
+  started_ = std::chrono::steady_clock::now();
   if (args_.op >= dcNumOps && plan.sizes.input) {
     // Pre-multiplied sum: scale this rank's input once, then reduce as a plain sum.
     std::byte* scaled = comm_scratch(comm_, plan.sizes.input * elem_size_, 1);
@@ -234,6 +244,13 @@ void Operation::run_step(uint32_t index) {
     case StepKind::Finalize:
       if (args_.op == dcAvg) finalize_avg(args_.datatype, address(step.dst), step.count, comm_->nranks);
       break;
+    case StepKind::Encode:
+    case StepKind::SendMessage:
+    case StepKind::RecvMessage:
+    case StepKind::Decode:
+    case StepKind::RecvDecode:
+      run_message_step(index);
+      return;
   }
   step_finished(index, Status::success());
 }
@@ -260,8 +277,25 @@ void Operation::step_finished(uint32_t index, const Status& status) {
 void Operation::complete(const Status& status) {
   if (completed_) return;
   completed_ = true;
+  final_status_ = status;
+  if (!status.ok()) {
+    // No late message of this operation may land in buffers the caller gets back now.
+    cancel_receives();
+    // A failed step fails the whole communicator: the other ranks must not wait for this one. The
+    // collectives before this one are complete here, so the others may still finish theirs.
+    fail_comm(comm_, status, is_collective() ? seq_ : 0);
+  }
+  if (codec_jobs_ == 0) release();  // else the last codec job to end releases
+}
+
+void Operation::release() {
   ExecComm* comm = comm_;
+  const Status status = final_status_;
   auto self = shared_from_this();
+  if (args_.compressed) {
+    write_stats();
+    if (args_.compressed->residual) --args_.compressed->residual->in_use;
+  }
   comm->active_ops.erase(self);
   if (is_collective()) {
     auto& queue = comm->collective_queue;
@@ -271,13 +305,6 @@ void Operation::complete(const Status& status) {
       auto next = queue.front();  // the next collective of this communicator
       Engine::instance().post([next] { next->start(); });
     }
-  }
-  if (!status.ok()) {
-    // No late message of this operation may land in buffers the caller gets back now.
-    cancel_receives();
-    // A failed step fails the whole communicator: the other ranks must not wait for this one. The
-    // collectives before this one are complete here, so the others may still finish theirs.
-    fail_comm(comm, status, is_collective() ? seq_ : 0);
   }
   batch_->finish(status);
   std::lock_guard<std::mutex> lock(comm->inflight_mutex);

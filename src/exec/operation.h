@@ -1,17 +1,21 @@
 // The executor: one Operation runs one rank's plan of one collective or point-to-point call on the
 // progress engine. Steps start when their dependencies completed; transfers go to the peer's
 // connection with tag (communicator id, operation sequence, step tag); local steps (copy, reduce,
-// finalize) run inline on the engine thread. Every algorithm is a plan; there is no other path.
+// finalize) run inline on the engine thread; codec steps of compressed plans run on the codec
+// pool's workers and post their completions back (compressed_steps.cpp). Every algorithm is a
+// plan; there is no other path.
 #pragma once
 
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <vector>
 
 #include "deepcomm/deepcomm.h"
+#include "src/exec/compressed_call.h"
 #include "src/exec/exec_comm.h"
 #include "src/exec/prepared_plan.h"
 #include "src/base/error.h"
@@ -29,6 +33,8 @@ struct OpArgs {
   // A pre-multiplied sum (op >= dcNumOps): the scalar, captured when the operation is issued so that
   // destroying the op afterwards cannot pull it from under a queued operation.
   uint8_t premul_scalar[8] = {};
+  // A compressed all-reduce: its spec, error-feedback state and statistics.
+  std::shared_ptr<const CompressedCall> compressed;
 };
 
 // Completion of a set of operations (one call, one group, or one request), shared by the waiting
@@ -72,6 +78,18 @@ class Operation : public std::enable_shared_from_this<Operation> {
   void run_step(uint32_t index);
   void step_finished(uint32_t index, const Status& status);
   void complete(const Status& status);
+  // Gives the buffers back (queue, batch, in-flight count) once no codec job still uses them.
+  void release();
+  // Compressed plans (compressed_steps.cpp): message transfers and codec jobs.
+  void run_message_step(uint32_t index);
+  void run_encode(uint32_t index);
+  void run_decode(uint32_t index);
+  void run_recv_decode(uint32_t index);
+  // Runs job on a codec worker; its status comes back to the engine, where `then` runs (when the
+  // job succeeded) before step index finishes.
+  void on_worker(uint32_t index, std::function<Status()> job, std::function<void()> then);
+  void codec_job_finished(uint32_t index, const Status& status);
+  void write_stats();
   Status explained(const Status& status, int peer) const;
   void exchange_signatures();
   void cancel_receives();
@@ -92,6 +110,13 @@ class Operation : public std::enable_shared_from_this<Operation> {
   std::byte* input_ = nullptr;
   std::byte* output_ = nullptr;
   std::byte* scratch_ = nullptr;
+  std::byte* bytes_ = nullptr;     // compressed messages (BufId::Bytes)
+  float* residual_ = nullptr;      // error feedback (BufId::Residual)
+  std::vector<uint64_t> lengths_;  // run-time message lengths, by slot
+  int codec_jobs_ = 0;             // codec jobs on workers; release waits for them
+  Status final_status_;
+  dcCompressStats_t stats_{};
+  std::chrono::steady_clock::time_point started_;
 
   std::vector<uint32_t> waiting_on_;  // unfinished dependencies per step
   std::vector<uint8_t> finished_;     // per step

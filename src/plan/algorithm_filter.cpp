@@ -102,8 +102,9 @@ std::vector<std::pair<int, std::pair<bool, std::set<std::string>>>> parse_entrie
 }  // namespace
 
 const std::vector<std::string>& algorithm_names() {
-  static const std::vector<std::string> names = {"ring", "direct", "tree", "dbtree", "hierarchical", "pipeline",
-                                                       "pairwise"};
+  static const std::vector<std::string> names = {"ring",     "direct",       "tree",          "dbtree",
+                                                 "hierarchical", "pipeline", "pairwise", "twophase",
+                                                 "sparsegather", "hiercompressed"};
   return names;
 }
 
@@ -114,7 +115,8 @@ AlgorithmFilter AlgorithmFilter::parse_deepcomm(const std::string& text) {
     const auto& known = algorithm_names();
     if (std::find(known.begin(), known.end(), name) == known.end())
       fail(dcInvalidArgument, "DeepComm: DEEPCOMM_ALGO=" + text + ": unknown algorithm \"" + raw +
-                                  "\" (expected auto, or ring, direct, tree, dbtree, hierarchical, pipeline, pairwise)");
+                                  "\" (expected auto, or ring, direct, tree, dbtree, hierarchical, pipeline, pairwise, "
+                                  "twophase, sparsegather, hiercompressed)");
     return std::vector<std::string>{name};
   };
   for (auto& [collective, rule] : parse_entries("DEEPCOMM_ALGO", text, meaning, nullptr))

@@ -11,17 +11,10 @@ using namespace plan_build;
 
 std::vector<PhaseTracker::Access> PhaseTracker::accesses(const Step& s) const {
   std::vector<Access> out;
-  auto add = [&](const BufRef& ref, bool write) {
-    const Place p = canonical_place(request_, ref);
-    out.push_back(Access{p.memory, p.offset, p.offset + s.count, write});
-  };
-  switch (s.kind) {
-    case StepKind::Send: add(s.src, false); break;
-    case StepKind::Recv: add(s.dst, true); break;
-    case StepKind::RecvReduce: add(s.src, false); add(s.aux, true); add(s.dst, true); break;
-    case StepKind::Copy: add(s.src, false); add(s.dst, true); break;
-    case StepKind::Reduce: add(s.src, false); add(s.aux, false); add(s.dst, true); break;
-    case StepKind::Finalize: add(s.dst, true); break;
+  const bool ef = request_.compression && request_.compression->error_feedback;
+  for (const StepAccess& a : step_accesses(s, ef)) {
+    const Place p = canonical_place(request_, a.place);
+    out.push_back(Access{p.memory, p.offset, p.offset + a.size, a.write});
   }
   return out;
 }
@@ -97,6 +90,14 @@ void BuildSpace::reserve_scratch(uint64_t elems) {
   scratch_base = plan->sizes.scratch;
   plan->sizes.scratch += elems;
 }
+
+BufRef BuildSpace::reserve_bytes(uint64_t bytes) {
+  const BufRef at{BufId::Bytes, plan->sizes.bytes};
+  plan->sizes.bytes += bytes;
+  return at;
+}
+
+uint32_t BuildSpace::new_length_slot() { return plan->length_slots++; }
 
 uint32_t BuildSpace::tag(uint64_t phase, uint64_t chunks_per_phase, uint64_t chunk) const {
   const uint32_t local = make_tag(phase, chunks_per_phase, chunk);

@@ -45,7 +45,7 @@ class PhaseTracker {
   void apply(uint32_t index, const Access& access);
 
   const PlanRequest& request_;
-  Segments memory_[3];  // Input (or the one in-place memory), Output, Scratch
+  Segments memory_[5];  // Input (or the one in-place memory), Output, Scratch, Bytes, Residual
   std::vector<std::pair<uint32_t, Step>> pending_;
 };
 
@@ -77,10 +77,16 @@ struct BuildSpace {
   BufRef input(uint64_t offset) const { return {in.buf, in.offset + offset}; }
   BufRef output(uint64_t offset) const { return {out.buf, out.offset + offset}; }
   BufRef scratch(uint64_t offset) const { return {BufId::Scratch, scratch_base + offset}; }
+  // Error-feedback state of the element at `offset` of the input region (compressed plans).
+  BufRef residual(uint64_t offset) const { return {BufId::Residual, in.offset + offset}; }
   uint64_t chunk_elems() const { return plan_build::chunk_elems(*request); }
 
   // Takes `elems` of the plan's scratch for this generator (scratch(0) is their start).
   void reserve_scratch(uint64_t elems);
+  // Takes `bytes` of the plan's byte scratch (compressed messages); returns where they start.
+  BufRef reserve_bytes(uint64_t bytes);
+  // A new run-time length slot (compressed messages).
+  uint32_t new_length_slot();
   uint32_t tag(uint64_t phase, uint64_t chunks_per_phase, uint64_t chunk) const;
   uint32_t add(Step step, const std::vector<uint32_t>& after = {});
   // dst = src unless both are one memory; the step, when one was added.

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "compression/form/message_form.h"
 #include "src/plan/cost_model.h"
 
 namespace dc {
@@ -128,13 +129,18 @@ double plan_time_seconds(const Plan& plan, const PlanRequest& request) {
     const Step& s = plan.steps[i];
     double start = 0;
     for (uint32_t d = 0; d < s.dep_count; ++d) start = std::max(start, finish[plan.deps[s.dep_begin + d]]);
-    const double bytes = static_cast<double>(s.count * request.elem_size);
-    const bool transfer = s.kind == StepKind::Send || s.kind == StepKind::Recv || s.kind == StepKind::RecvReduce;
-    double seconds = 3 * bytes / view.rank_memory_bandwidth();  // a local copy, sum or scaling
+    const double elements = static_cast<double>(s.count * request.elem_size);
+    // A compressed message moves its expected size; its codec work is priced like a local pass.
+    const bool message = plan.compression && s.kind >= StepKind::Encode;
+    const double bytes =
+        message ? static_cast<double>(compression::expected_message_bytes(*plan.compression, s.count)) : elements;
+    const bool transfer = is_transfer(s.kind);
+    double seconds = 3 * elements / view.rank_memory_bandwidth();  // a local copy, sum, scaling or codec pass
     if (transfer) {
       const LinkTier& tier = view.tier_between(plan.rank, s.peer);
       const bool through_memory = view.same_host(plan.rank, s.peer) && view.shared_memory();
       seconds = tier.latency_s + (through_memory ? 2 * bytes / view.rank_memory_bandwidth() : bytes / tier.bandwidth_Bps);
+      if (s.kind == StepKind::RecvDecode) seconds += 3 * elements / view.rank_memory_bandwidth();
     }
     finish[i] = start + seconds;
     longest = std::max(longest, finish[i]);

@@ -22,6 +22,8 @@ struct Generator {
   void (*build)(BuildSpace& space);
   // What the plan of every member together moves, for the request's count.
   Traffic (*traffic)(const PlanRequest& request, const std::vector<int>& members);
+  // Builds a compressed all-reduce: applies exactly to requests with a compression spec.
+  bool compressed = false;
 };
 
 // Every generator, in preference order: the selector takes the first of equally cheap ones.
@@ -103,5 +105,11 @@ Traffic direct_scatter_traffic(const PlanRequest& request, const std::vector<int
 
 // Send and Recv (also with nranks 1, where the peer is the rank itself).
 void build_p2p(const PlanRequest& request, Plan& plan);
+
+// Compressed all-reduces (compressed_*.cpp).
+void build_twophase_allreduce(BuildSpace& space);
+void build_sparse_allgather_allreduce(BuildSpace& space);
+Traffic twophase_allreduce_traffic(const PlanRequest& request, const std::vector<int>& members);
+Traffic sparse_allgather_allreduce_traffic(const PlanRequest& request, const std::vector<int>& members);
 
 }  // namespace dc

@@ -9,6 +9,12 @@
 // prices cheapest; each unit then all-gathers. Inside a host the direct halves run over shared
 // memory and the ring halves over sockets; across hosts the ring halves.
 //
+// A request with a compression spec (the `hiercompressed` generator) ends with a compressed
+// all-reduce instead — two-phase or sparse all-gather, whichever is cheaper — so only the last
+// level, the slowest links, carries compressed messages and every other level stays dense. Its
+// result is the same bits on every member of the last level, which the dense all-gathers then copy,
+// so every rank ends with the same bits. Each compressed phase takes the residual of its segment.
+//
 // The phase tracker orders each step after exactly the earlier phases' steps that touch its
 // memory, so a chunk crosses hosts as soon as its host's sum is done. Which levels to use (hosts
 // and groups, or only one of them) is priced too; every rank computes the same choice.
@@ -121,14 +127,19 @@ struct FlatChoice {
   Traffic traffic;
 };
 
-// The last level: the cheapest flat all-reduce of `count` elements over one member per unit.
+// The last level: the cheapest flat all-reduce of `count` elements over one member per unit
+// (compressed ones for a compressed request).
 FlatChoice flat_choice(const PlanRequest& request, const std::vector<int>& members, uint64_t count) {
   PlanRequest priced = request;
   priced.count = count;
-  std::vector<FlatChoice> choices = {
-      {"ring", build_ring_allreduce, ring_allreduce_traffic(priced, members)},
-      {"dbtree", build_dbtree_allreduce, dbtree_allreduce_traffic(priced, members)},
-      {"tree", build_tree_allreduce, tree_allreduce_traffic(priced, members)}};
+  std::vector<FlatChoice> choices;
+  if (request.compression)
+    choices = {{"twophase", build_twophase_allreduce, twophase_allreduce_traffic(priced, members)},
+               {"sparsegather", build_sparse_allgather_allreduce, sparse_allgather_allreduce_traffic(priced, members)}};
+  else
+    choices = {{"ring", build_ring_allreduce, ring_allreduce_traffic(priced, members)},
+               {"dbtree", build_dbtree_allreduce, dbtree_allreduce_traffic(priced, members)},
+               {"tree", build_tree_allreduce, tree_allreduce_traffic(priced, members)}};
   size_t best = 0;
   for (size_t i = 1; i < choices.size(); ++i)
     if (choices[i].traffic.seconds() < choices[best].traffic.seconds()) best = i;
@@ -194,7 +205,10 @@ void build_level(BuildSpace sp, const Shape& shape, size_t l, uint32_t slot, uin
   const PlanRequest& request = *sp.request;
   if (l == shape.levels.size()) {
     const FlatChoice choice = flat_choice(request, sp.members, sp.count);
-    build_phase(sp, {slot, slots}, "all-reduce", choice.name, choice.build);
+    build_phase(sp, {slot, slots}, request.compression ? "compressed all-reduce" : "all-reduce", choice.name,
+                [&](BuildSpace& space) {
+                  if (space.count > 0) choice.build(space);
+                });
     return;
   }
   const Units units = units_of(*request.cluster, sp.members, shape.levels[l]);

@@ -14,6 +14,8 @@ const char* buf_name(BufId buf) {
     case BufId::Input: return "input";
     case BufId::Output: return "output";
     case BufId::Scratch: return "scratch";
+    case BufId::Bytes: return "bytes";
+    case BufId::Residual: return "residual";
   }
   return "unknown";
 }
@@ -51,12 +53,16 @@ std::string place(const BufRef& ref) {
 }
 
 std::string step_json(const Plan& plan, const Step& step) {
-  const bool transfer = step.kind == StepKind::Send || step.kind == StepKind::Recv ||
-                        step.kind == StepKind::RecvReduce;
-  const bool has_src = step.kind == StepKind::Send || step.kind == StepKind::RecvReduce ||
-                       step.kind == StepKind::Copy || step.kind == StepKind::Reduce;
-  const bool has_dst = step.kind != StepKind::Send;
-  const bool has_aux = step.kind == StepKind::RecvReduce || step.kind == StepKind::Reduce;
+  const StepKind k = step.kind;
+  const bool transfer = is_transfer(k);
+  const bool message = k >= StepKind::Encode;
+  const bool ef = plan.compression && plan.compression->error_feedback;
+  const bool has_src = k == StepKind::Send || k == StepKind::RecvReduce || k == StepKind::Copy ||
+                       k == StepKind::Reduce || k == StepKind::Encode || k == StepKind::SendMessage ||
+                       k == StepKind::Decode;
+  const bool has_dst = k != StepKind::Send && k != StepKind::SendMessage;
+  const bool has_aux = k == StepKind::RecvReduce || k == StepKind::Reduce || k == StepKind::RecvDecode ||
+                       (k == StepKind::Encode && ef);
 
   std::string out = std::string("{\"kind\":\"") + step_kind_name(step.kind) + "\"";
   if (transfer) {
@@ -66,6 +72,9 @@ std::string step_json(const Plan& plan, const Step& step) {
   if (has_src) out += ",\"src\":" + place(step.src);
   if (has_dst) out += ",\"dst\":" + place(step.dst);
   if (has_aux) out += ",\"aux\":" + place(step.aux);
+  if (message) out += ",\"bytes\":" + std::to_string(step.bytes);
+  if (message && k != StepKind::RecvDecode) out += ",\"slot\":" + std::to_string(step.slot);
+  if (k == StepKind::Decode || k == StepKind::RecvDecode) out += std::string(",\"overwrite\":") + (step.overwrite ? "true" : "false");
   out += ",\"deps\":[";
   for (uint32_t i = 0; i < step.dep_count; ++i) {
     if (i != 0) out += ",";
@@ -87,7 +96,13 @@ std::string plan_to_json(const Plan& plan) {
   out += std::string(",\"in_place\":") + (plan.in_place ? "true" : "false");
   out += ",\"sizes\":{\"input\":" + std::to_string(plan.sizes.input) +
          ",\"output\":" + std::to_string(plan.sizes.output) +
-         ",\"scratch\":" + std::to_string(plan.sizes.scratch) + "}";
+         ",\"scratch\":" + std::to_string(plan.sizes.scratch);
+  if (plan.compression)
+    out += ",\"bytes\":" + std::to_string(plan.sizes.bytes) + ",\"residual\":" + std::to_string(plan.sizes.residual);
+  out += "}";
+  if (plan.compression)
+    out += ",\"compression\":" + quoted(plan.compression->to_string()) +
+           ",\"length_slots\":" + std::to_string(plan.length_slots);
   out += ",\"predicted_seconds\":" + number(plan.predicted_seconds);
   out += ",\"runner_up\":" + quoted(plan.runner_up);
   out += ",\"runner_up_seconds\":" + number(plan.runner_up_seconds);

@@ -38,6 +38,8 @@ void validate(const PlanRequest& request) {
                                 std::to_string(request.nranks) + ")");
   }
   if (request.elem_size == 0) fail(dcInvalidArgument, what + "element size must not be 0");
+  if (request.compression && (request.collective != dcCollAllReduce || (request.elem_size != 2 && request.elem_size != 4)))
+    fail(dcInvalidArgument, what + "compression applies to all-reduces of 16- and 32-bit floats only");
   if (request.chunk_bytes == 0) fail(dcInvalidArgument, what + "chunk size must not be 0");
   if (request.cluster && request.cluster->nranks() != request.nranks) {
     fail(dcInvalidArgument, what + "the cluster view has " + std::to_string(request.cluster->nranks()) +
@@ -83,6 +85,8 @@ Plan make_plan(const PlanRequest& asked) {
   plan.count = request.count;
   plan.in_place = request.in_place;
   plan.sizes = logical_sizes(request);
+  plan.compression = request.compression;
+  if (request.compression && request.compression->error_feedback) plan.sizes.residual = request.count;
   const bool p2p = request.collective == dcCollSend || request.collective == dcCollRecv;
   plan.algorithm = p2p ? "p2p" : "local";
   if (request.count == 0) return plan;
@@ -91,7 +95,8 @@ Plan make_plan(const PlanRequest& asked) {
     return plan;
   }
   if (request.nranks == 1) {
-    // One rank: every collective is the identity from Input to Output (avg divides by 1).
+    // One rank: every collective is the identity from Input to Output (avg divides by 1); a
+    // compressed all-reduce of one rank sends nothing, so it compresses nothing either.
     BuildSpace space = whole_space(plan, request);
     space.add_copy(space.input(0), space.output(0), request.count);
     return plan;
@@ -112,12 +117,12 @@ std::string PlanRequest::key() const {
   std::ostringstream k;
   k << collective << '/' << nranks << '/' << rank << '/' << root << '/' << count << '/' << elem_size << '/'
     << in_place << '/' << algorithms.canonical() << '/' << (cluster ? cluster->hash() : 0) << '/' << chunk_bytes
-    << '/' << tree_threshold_bytes;
+    << '/' << tree_threshold_bytes << '/' << (compression ? compression->to_string() : "");
   return k.str();
 }
 
 PlanRequest make_request(const CommView& comm, dcCollective_t collective, uint64_t count, size_t elem_size,
-                         int root, bool in_place) {
+                         int root, bool in_place, const std::optional<compression::Spec>& compression) {
   PlanRequest r;
   r.collective = collective;
   r.nranks = comm.nranks;
@@ -130,6 +135,7 @@ PlanRequest make_request(const CommView& comm, dcCollective_t collective, uint64
   r.cluster = comm.cluster;
   r.chunk_bytes = comm.settings.chunk_bytes;
   r.tree_threshold_bytes = comm.settings.tree_threshold_bytes;
+  r.compression = compression;
   return r;
 }
 

@@ -25,6 +25,36 @@ uint32_t Plan::add(Step step, const std::vector<uint32_t>& after) {
   return index;
 }
 
+std::vector<StepAccess> step_accesses(const Step& s, bool error_feedback) {
+  const uint64_t n = s.count;
+  switch (s.kind) {
+    case StepKind::Send: return {{s.src, n, false}};
+    case StepKind::Recv: return {{s.dst, n, true}};
+    case StepKind::RecvReduce: return {{s.src, n, false}, {s.aux, n, true}, {s.dst, n, true}};
+    case StepKind::Copy: return {{s.src, n, false}, {s.dst, n, true}};
+    case StepKind::Reduce: return {{s.src, n, false}, {s.aux, n, false}, {s.dst, n, true}};
+    case StepKind::Finalize: return {{s.dst, n, true}};
+    case StepKind::Encode: {
+      std::vector<StepAccess> a = {{s.src, n, false}, {s.dst, s.bytes, true}};
+      if (error_feedback) a.push_back({s.aux, n, true});
+      return a;
+    }
+    case StepKind::SendMessage: return {{s.src, s.bytes, false}};
+    case StepKind::RecvMessage: return {{s.dst, s.bytes, true}};
+    case StepKind::Decode: return {{s.src, s.bytes, false}, {s.dst, n, true}};
+    case StepKind::RecvDecode: return {{s.aux, s.bytes, true}, {s.dst, n, true}};
+  }
+  return {};
+}
+
+bool is_transfer(StepKind k) {
+  return k == StepKind::Send || k == StepKind::SendMessage || is_receive(k);
+}
+
+bool is_receive(StepKind k) {
+  return k == StepKind::Recv || k == StepKind::RecvReduce || k == StepKind::RecvMessage || k == StepKind::RecvDecode;
+}
+
 const char* collective_name(dcCollective_t c) {
   switch (c) {
     case dcCollAllReduce: return "AllReduce";
@@ -50,6 +80,11 @@ const char* step_kind_name(StepKind k) {
     case StepKind::Copy: return "Copy";
     case StepKind::Reduce: return "Reduce";
     case StepKind::Finalize: return "Finalize";
+    case StepKind::Encode: return "Encode";
+    case StepKind::SendMessage: return "SendMessage";
+    case StepKind::RecvMessage: return "RecvMessage";
+    case StepKind::Decode: return "Decode";
+    case StepKind::RecvDecode: return "RecvDecode";
   }
   return "Unknown";
 }

@@ -1,20 +1,30 @@
 // A plan is flat data: for one rank of one operation, the ordered steps over logical buffers
 // (input, output, scratch) with element offsets, peers and dependencies. Generators produce plans;
 // one executor runs them; tests and the simulator read them. No closures.
+//
+// Compressed plans add messages whose length is known only at run time: an Encode step writes one
+// into byte-addressed scratch (Bytes) and records its length in a length slot; a receive posts
+// the codec's worst case as its capacity and records the real length; a step that forwards the
+// message sends the length in its slot. Residual is the error-feedback state of the buffer
+// (float32, indexed like the operation's elements), which outlives the call.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "compression/form/spec.h"
 #include "deepcomm/deepcomm.h"
 #include "src/plan/algorithm_filter.h"
 #include "topology/cluster_view.h"
 
 namespace dc {
 
-enum class BufId : uint8_t { Input = 0, Output = 1, Scratch = 2 };
+// Input, Output and Scratch are addressed in elements of the operation's datatype, Bytes in bytes,
+// Residual in float32 elements (one per element of the operation).
+enum class BufId : uint8_t { Input = 0, Output = 1, Scratch = 2, Bytes = 3, Residual = 4 };
 
 enum class StepKind : uint8_t {
   Send = 0,        // send count elements at src to peer
@@ -23,6 +33,14 @@ enum class StepKind : uint8_t {
   Copy = 3,        // dst = src (local)
   Reduce = 4,      // dst = src op aux (local)
   Finalize = 5,    // apply the op's final step to dst (avg: divide by nranks; other ops: nothing)
+  // Compressed messages (the plan's spec). A message carries `count` elements; its bytes live in
+  // Bytes, at most `bytes` of them (the spec's worst case for count); its length is in `slot`.
+  Encode = 6,       // slot := length of encode(count elements at src, residual at aux if ef) written at dst
+  SendMessage = 7,  // send the slot's length of bytes at src to peer
+  RecvMessage = 8,  // receive at most `bytes` from peer into dst; slot := the length received
+  Decode = 9,       // dst (count elements) += decode(the slot's message at src); = when overwrite
+  RecvDecode = 10,  // receive at most `bytes` from peer and decode them into dst as they arrive
+                    // (+=, or = when overwrite); aux: staging of `bytes` for the message
 };
 
 // A place in a logical buffer, in elements of the operation's datatype.
@@ -41,6 +59,9 @@ struct Step {
   BufRef aux;           // RecvReduce: staging for received data; Reduce: second operand
   uint32_t dep_begin = 0;  // deps[dep_begin, dep_begin + dep_count) must complete first
   uint32_t dep_count = 0;
+  uint64_t bytes = 0;      // Encode, RecvMessage, RecvDecode: the message's capacity
+  uint32_t slot = 0;       // Encode, SendMessage, RecvMessage, Decode: its run-time length slot
+  bool overwrite = false;  // Decode, RecvDecode: dst = decoded instead of dst += decoded
 };
 
 // Sizes of the logical buffers in elements, as this rank's plan uses them.
@@ -48,6 +69,8 @@ struct BufferSizes {
   uint64_t input = 0;
   uint64_t output = 0;
   uint64_t scratch = 0;
+  uint64_t bytes = 0;     // Bytes, in bytes
+  uint64_t residual = 0;  // float32 elements of error-feedback state (compressed plans with ef)
 };
 
 // A composed plan is phases built by generators over subgroups (e.g. intra-host reduce-scatter,
@@ -72,6 +95,8 @@ struct Plan {
   std::vector<Step> steps;
   std::vector<uint32_t> deps;
   std::vector<PlanPhase> phases;  // empty: one phase over every rank
+  std::optional<compression::Spec> compression;  // compressed plans: what Encode steps do
+  uint32_t length_slots = 0;                     // run-time message lengths the steps use
   // The selector's choice: the cost model's time for this plan, and the next cheapest candidate.
   double predicted_seconds = 0;
   std::string runner_up;  // "" when no other algorithm applied
@@ -101,6 +126,9 @@ struct PlanRequest {
   std::shared_ptr<const ClusterView> cluster;
   uint64_t chunk_bytes = 1 << 20;     // pipelining unit
   uint64_t tree_threshold_bytes = 0;  // all-reduce below this uses the tree when not forced
+  // A compressed all-reduce (float32, float16 or bfloat16; sum or avg): only the compressed
+  // generators apply, and their messages are this spec's.
+  std::optional<compression::Spec> compression;
 
   std::string key() const;
 };
@@ -120,12 +148,25 @@ struct CommView {
   PlanSettings settings;
 };
 
-// The one place a request is made: the communicator's view plus one operation's shape.
+// The one place a request is made: the communicator's view plus one operation's shape (and, for
+// a compressed all-reduce, its spec).
 PlanRequest make_request(const CommView& comm, dcCollective_t collective, uint64_t count, size_t elem_size,
-                         int root, bool in_place);
+                         int root, bool in_place,
+                         const std::optional<compression::Spec>& compression = std::nullopt);
 
 // Builds the plan for one rank. Throws dc::Error(dcInvalidArgument) on an impossible request.
 Plan make_plan(const PlanRequest& request);
+
+// The memory a step reads and writes: `size` units of its place's buffer (elements, or bytes in
+// Bytes). Plan invariants, phase dependencies and the simulator's hazard check all use it.
+struct StepAccess {
+  BufRef place;
+  uint64_t size = 0;
+  bool write = false;
+};
+std::vector<StepAccess> step_accesses(const Step& step, bool error_feedback);
+bool is_transfer(StepKind kind);
+bool is_receive(StepKind kind);
 
 std::string plan_to_json(const Plan& plan);
 const char* collective_name(dcCollective_t c);

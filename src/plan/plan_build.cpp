@@ -104,6 +104,8 @@ uint64_t in_place_base(const PlanRequest& request, BufId buf) {
 
 Place canonical_place(const PlanRequest& request, BufRef ref) {
   if (ref.buf == BufId::Scratch) return {2, ref.offset};
+  if (ref.buf == BufId::Bytes) return {3, ref.offset};
+  if (ref.buf == BufId::Residual) return {4, ref.offset};
   if (!request.in_place) return {ref.buf == BufId::Input ? 0 : 1, ref.offset};
   return {0, in_place_base(request, ref.buf) + ref.offset};
 }

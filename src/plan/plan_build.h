@@ -48,8 +48,8 @@ inline int wrap(int value, int n) { return ((value % n) + n) % n; }
 // Throws dcInvalidArgument when the plan would need more tags than fit (raise chunk_bytes).
 uint32_t make_tag(uint64_t phase, uint64_t chunks_per_phase, uint64_t chunk);
 
-// Where a logical place lives: memory 0 is Input (and, in place, Output too), 1 Output, 2 Scratch;
-// the offset is in elements of that memory.
+// Where a logical place lives: memory 0 is Input (and, in place, Output too), 1 Output, 2 Scratch,
+// 3 Bytes, 4 Residual; the offset is in that memory's units.
 struct Place {
   int memory = 0;
   uint64_t offset = 0;

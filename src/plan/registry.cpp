@@ -43,6 +43,12 @@ const std::vector<Generator>& generator_registry() {
       {"pairwise", dcCollAlltoAll, any_members, build_pairwise_alltoall, pairwise_alltoall_traffic},
       {"direct", dcCollGather, any_members, build_direct_gather, direct_gather_traffic},
       {"direct", dcCollScatter, any_members, build_direct_scatter, direct_scatter_traffic},
+      // Compressed all-reduces: the only candidates of a request with a compression spec.
+      {"twophase", dcCollAllReduce, any_members, build_twophase_allreduce, twophase_allreduce_traffic, true},
+      {"sparsegather", dcCollAllReduce, any_members, build_sparse_allgather_allreduce,
+       sparse_allgather_allreduce_traffic, true},
+      {"hiercompressed", dcCollAllReduce, hierarchical_allreduce_applicable, build_hierarchical_allreduce,
+       hierarchical_allreduce_traffic, true},
   };
   return registry;
 }

@@ -7,7 +7,7 @@ namespace dc {
 namespace {
 
 bool threshold_keeps(const PlanRequest& request, const Generator& g) {
-  if (request.collective != dcCollAllReduce || request.tree_threshold_bytes == 0) return true;
+  if (request.collective != dcCollAllReduce || request.tree_threshold_bytes == 0 || g.compressed) return true;
   const bool small = request.count * request.elem_size < request.tree_threshold_bytes;
   return (std::string(g.name) == "tree") == small;
 }
@@ -19,7 +19,9 @@ std::vector<PricedGenerator> price_candidates(const PlanRequest& request) {
   for (int r = 0; r < request.nranks; ++r) everyone[r] = r;
   std::vector<const Generator*> applicable, allowed;
   for (const Generator& g : generator_registry()) {
-    if (g.collective != request.collective || !g.applicable(request, everyone)) continue;
+    if (g.collective != request.collective || g.compressed != request.compression.has_value() ||
+        !g.applicable(request, everyone))
+      continue;
     applicable.push_back(&g);
     if (request.algorithms.allows(request.collective, g.name) && threshold_keeps(request, g)) allowed.push_back(&g);
   }

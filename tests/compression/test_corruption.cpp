@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "compression/fuzz/reseal.h"
-#include "compression/wire_format.h"
+#include "compression/form/wire_format.h"
 #include "tests/compression/test_support.h"
 
 namespace dc::compression::test {

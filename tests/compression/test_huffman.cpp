@@ -8,8 +8,8 @@
 #include <random>
 
 #include "compression/huffman_table.h"
-#include "compression/message_form.h"
-#include "compression/wire_format.h"
+#include "compression/form/message_form.h"
+#include "compression/form/wire_format.h"
 #include "src/base/error.h"
 #include "tests/compression/test_support.h"
 

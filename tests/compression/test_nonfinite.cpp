@@ -4,7 +4,7 @@
 
 #include <limits>
 
-#include "compression/wire_format.h"
+#include "compression/form/wire_format.h"
 #include "tests/compression/test_support.h"
 
 namespace dc::compression::test {

@@ -1,7 +1,7 @@
 // The spec grammar: what each item sets, the canonical text, and the errors for bad specs.
 #include <gtest/gtest.h>
 
-#include "compression/spec.h"
+#include "compression/form/spec.h"
 #include "src/base/error.h"
 
 namespace dc::compression::test {

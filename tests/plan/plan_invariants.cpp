@@ -1,5 +1,7 @@
 #include "tests/plan/plan_invariants.h"
 
+#include "compression/form/message_form.h"
+
 #include <map>
 #include <set>
 #include <tuple>
@@ -9,21 +11,8 @@
 namespace dc::sim {
 namespace {
 
-struct Access {
-  BufRef place;
-  bool write;
-};
-
-std::vector<Access> accesses(const Step& s) {
-  switch (s.kind) {
-    case StepKind::Send: return {{s.src, false}};
-    case StepKind::Recv: return {{s.dst, true}};
-    case StepKind::RecvReduce: return {{s.src, false}, {s.aux, true}, {s.dst, true}};
-    case StepKind::Copy: return {{s.src, false}, {s.dst, true}};
-    case StepKind::Reduce: return {{s.src, false}, {s.aux, false}, {s.dst, true}};
-    case StepKind::Finalize: return {{s.dst, true}};
-  }
-  return {};
+std::vector<StepAccess> accesses(const Plan& plan, const Step& s) {
+  return step_accesses(s, plan.compression && plan.compression->error_feedback);
 }
 
 uint64_t size_of(const Plan& plan, BufId buf) {
@@ -31,9 +20,15 @@ uint64_t size_of(const Plan& plan, BufId buf) {
     case BufId::Input: return plan.sizes.input;
     case BufId::Output: return plan.sizes.output;
     case BufId::Scratch: return plan.sizes.scratch;
+    case BufId::Bytes: return plan.sizes.bytes;
+    case BufId::Residual: return plan.sizes.residual;
   }
   return 0;
 }
+
+// The length slot a message step writes (Encode, RecvMessage) or reads (SendMessage, Decode).
+bool writes_slot(StepKind k) { return k == StepKind::Encode || k == StepKind::RecvMessage; }
+bool reads_slot(StepKind k) { return k == StepKind::SendMessage || k == StepKind::Decode; }
 
 std::string at(const Plan& plan, size_t i) {
   return "rank " + std::to_string(plan.rank) + " step " + std::to_string(i) + " (" +
@@ -57,8 +52,13 @@ std::string check_invariants(const std::vector<Plan>& plans) {
       for (uint32_t d = 0; d < s.dep_count; ++d) {
         if (plan.deps[s.dep_begin + d] >= i) return at(plan, i) + ": dependency is not earlier";
       }
-      for (const Access& a : accesses(s)) {
-        if (a.place.offset + s.count > size_of(plan, a.place.buf)) {
+      if (s.kind >= StepKind::Encode) {
+        if (!plan.compression) return at(plan, i) + ": a message step in a plan without compression";
+        if (s.bytes != compression::max_message_bytes(*plan.compression, s.count))
+          return at(plan, i) + ": capacity is not the spec's worst case for its elements";
+      }
+      for (const StepAccess& a : accesses(plan, s)) {
+        if (a.place.offset + a.size > size_of(plan, a.place.buf)) {
           return at(plan, i) + ": place beyond the declared buffer size";
         }
         if (a.write && !plan.in_place && a.place.buf == BufId::Input) {
@@ -68,10 +68,9 @@ std::string check_invariants(const std::vector<Plan>& plans) {
           return at(plan, i) + ": non-root plan touches Output";
         }
       }
-      if (s.kind == StepKind::Send || s.kind == StepKind::Recv ||
-          s.kind == StepKind::RecvReduce) {
+      if (is_transfer(s.kind)) {
         if (s.peer < 0 || s.peer >= n) return at(plan, i) + ": peer out of range";
-        const bool is_send = s.kind == StepKind::Send;
+        const bool is_send = !is_receive(s.kind);
         const Key key = is_send ? Key{plan.rank, s.peer, s.tag} : Key{s.peer, plan.rank, s.tag};
         if (!(is_send ? sent : received).emplace(key, s.count).second) {
           return at(plan, i) + ": (peer, direction, tag) used twice";
@@ -110,12 +109,20 @@ std::string check_hazards(const std::vector<Plan>& plans, size_t elem_size) {
     for (size_t b = 0; b < steps; ++b) {
       for (size_t a = 0; a < b; ++a) {
         if (before[b][a]) continue;
-        for (const Access& x : accesses(plan.steps[a])) {
-          for (const Access& y : accesses(plan.steps[b])) {
+        const Step& sa = plan.steps[a];
+        const Step& sb = plan.steps[b];
+        const bool same_slot = sa.kind >= StepKind::Encode && sb.kind >= StepKind::Encode && sa.slot == sb.slot;
+        if (same_slot && sb.kind != StepKind::RecvDecode && sa.kind != StepKind::RecvDecode &&
+            (writes_slot(sa.kind) || writes_slot(sb.kind)))
+          return at(plan, a) + " and " + at(plan, b) + " use one length slot, one writing, without an order";
+        if (same_slot && reads_slot(sa.kind) && writes_slot(sb.kind))
+          return at(plan, a) + " reads a length slot that " + at(plan, b) + " writes later";
+        for (const StepAccess& x : accesses(plan, sa)) {
+          for (const StepAccess& y : accesses(plan, sb)) {
             if (!x.write && !y.write) continue;
             const Location lx = locate(memory, x.place);
             const Location ly = locate(memory, y.place);
-            const uint64_t cx = plan.steps[a].count, cy = plan.steps[b].count;
+            const uint64_t cx = x.size, cy = y.size;
             if (lx.memory == ly.memory && lx.offset < ly.offset + cy &&
                 ly.offset < lx.offset + cx) {
               return at(plan, a) + " and " + at(plan, b) +

@@ -5,6 +5,8 @@
 #include <random>
 #include <tuple>
 
+#include "compression/compression.h"
+#include "src/base/error.h"
 #include "src/kernels/reduce.h"
 
 namespace dc::sim {
@@ -24,6 +26,8 @@ uint64_t buffer_size(const Plan& plan, BufId buf) {
     case BufId::Input: return plan.sizes.input;
     case BufId::Output: return plan.sizes.output;
     case BufId::Scratch: return plan.sizes.scratch;
+    case BufId::Bytes: return plan.sizes.bytes;
+    case BufId::Residual: return plan.sizes.residual;
   }
   return 0;
 }
@@ -33,7 +37,25 @@ struct StepId {
   uint32_t index;
 };
 
-bool is_receive(StepKind k) { return k == StepKind::Recv || k == StepKind::RecvReduce; }
+// Which receive kinds a send kind pairs with.
+bool pairs_with(StepKind send, StepKind receive) {
+  if (send == StepKind::Send) return receive == StepKind::Recv || receive == StepKind::RecvReduce;
+  return receive == StepKind::RecvMessage || receive == StepKind::RecvDecode;
+}
+
+bool is_send(StepKind k) { return k == StepKind::Send || k == StepKind::SendMessage; }
+
+// Decodes a message piece by piece, the pieces' sizes drawn at random (as a transport hands them).
+void decode_in_pieces(std::span<const uint8_t> message, const compression::Target& target, std::mt19937_64& random) {
+  compression::PieceDecoder decoder(target);
+  size_t at = 0;
+  while (at < message.size()) {
+    const size_t len = std::min<size_t>(message.size() - at, 1 + random() % 4096);
+    decoder.consume(message.subspan(at, len));
+    at += len;
+  }
+  decoder.finish();
+}
 
 }  // namespace
 
@@ -41,6 +63,8 @@ RankMemory allocate(const Plan& plan, size_t elem_size) {
   RankMemory m;
   m.in_place = plan.in_place;
   m.scratch.resize(plan.sizes.scratch * elem_size);
+  m.bytes.resize(plan.sizes.bytes);
+  m.residual.resize(plan.sizes.residual);
   if (plan.in_place) {
     m.input_base = in_place_input_base(plan);
     m.output_base = in_place_output_base(plan);
@@ -62,12 +86,16 @@ Location locate(const RankMemory& memory, BufRef ref) {
       return memory.in_place ? Location{2, memory.output_base + ref.offset}
                              : Location{1, ref.offset};
     case BufId::Scratch: return {3, ref.offset};
+    case BufId::Bytes: return {4, ref.offset};
+    case BufId::Residual: return {5, ref.offset};
   }
   return {};
 }
 
 std::byte* address(RankMemory& memory, BufRef ref, size_t elem_size) {
   const Location at = locate(memory, ref);
+  if (at.memory == 4) return memory.bytes.data() + at.offset;
+  if (at.memory == 5) return reinterpret_cast<std::byte*>(memory.residual.data() + at.offset);
   std::vector<std::byte>* bytes[] = {&memory.input, &memory.output, &memory.shared, &memory.scratch};
   return bytes[at.memory]->data() + at.offset * elem_size;
 }
@@ -83,18 +111,14 @@ std::string run(const std::vector<Plan>& plans, std::vector<RankMemory>& memorie
 
   // Bounds of every place a step uses.
   for (int r = 0; r < n; ++r) {
+    const bool ef = plans[r].compression && plans[r].compression->error_feedback;
     for (uint32_t i = 0; i < plans[r].steps.size(); ++i) {
       const Step& s = plans[r].steps[i];
-      auto inside = [&](BufRef ref) {
-        return ref.offset + s.count <= buffer_size(plans[r], ref.buf);
-      };
-      const bool src = s.kind == StepKind::Send || s.kind == StepKind::RecvReduce ||
-                       s.kind == StepKind::Copy || s.kind == StepKind::Reduce;
-      const bool aux = s.kind == StepKind::RecvReduce || s.kind == StepKind::Reduce;
-      if ((src && !inside(s.src)) || (s.kind != StepKind::Send && !inside(s.dst)) ||
-          (aux && !inside(s.aux))) {
-        return where({r, i}) + " is outside its buffer";
-      }
+      if (s.kind >= StepKind::Encode && !plans[r].compression) return where({r, i}) + " needs a compression spec";
+      if (s.kind >= StepKind::Encode && s.kind != StepKind::RecvDecode && s.slot >= plans[r].length_slots)
+        return where({r, i}) + " uses a length slot the plan does not have";
+      for (const StepAccess& a : step_accesses(s, ef))
+        if (a.place.offset + a.size > buffer_size(plans[r], a.place.buf)) return where({r, i}) + " is outside its buffer";
     }
   }
 
@@ -103,11 +127,10 @@ std::string run(const std::vector<Plan>& plans, std::vector<RankMemory>& memorie
   for (int r = 0; r < n; ++r) {
     for (uint32_t i = 0; i < plans[r].steps.size(); ++i) {
       const Step& s = plans[r].steps[i];
-      if (s.kind != StepKind::Send && !is_receive(s.kind)) continue;
+      if (!is_transfer(s.kind)) continue;
       if (s.peer < 0 || s.peer >= n) return where({r, i}) + " has peer out of range";
-      auto key = s.kind == StepKind::Send ? std::make_tuple(r, s.peer, s.tag)
-                                          : std::make_tuple(s.peer, r, s.tag);
-      auto& table = s.kind == StepKind::Send ? sends : receives;
+      auto key = is_send(s.kind) ? std::make_tuple(r, s.peer, s.tag) : std::make_tuple(s.peer, r, s.tag);
+      auto& table = is_send(s.kind) ? sends : receives;
       if (!table.emplace(key, StepId{r, i}).second) return where({r, i}) + " reuses a tag";
     }
   }
@@ -117,6 +140,8 @@ std::string run(const std::vector<Plan>& plans, std::vector<RankMemory>& memorie
     auto it = receives.find(key);
     if (it == receives.end()) return where(send) + " has no matching receive";
     const StepId recv = it->second;
+    if (!pairs_with(plans[send.rank].steps[send.index].kind, plans[recv.rank].steps[recv.index].kind))
+      return where(send) + " is received by " + where(recv);
     if (plans[send.rank].steps[send.index].count != plans[recv.rank].steps[recv.index].count) {
       return where(send) + " and " + where(recv) + " disagree on the count";
     }
@@ -136,10 +161,10 @@ std::string run(const std::vector<Plan>& plans, std::vector<RankMemory>& memorie
   auto became_ready = [&](StepId id) {
     deps_done[id.rank][id.index] = true;
     const Step& s = plans[id.rank].steps[id.index];
-    if (s.kind == StepKind::Send || is_receive(s.kind)) {
+    if (is_transfer(s.kind)) {
       const StepId other = partner[id.rank][id.index];
       if (!deps_done[other.rank][other.index]) return;
-      ready.push_back(s.kind == StepKind::Send ? id : other);
+      ready.push_back(is_send(s.kind) ? id : other);
     } else {
       ready.push_back(id);
     }
@@ -176,6 +201,13 @@ std::string run(const std::vector<Plan>& plans, std::vector<RankMemory>& memorie
     }
   };
   auto at = [&](int r, BufRef ref) { return address(memories[r], ref, elem); };
+  // Compressed plans: each rank's run-time message lengths.
+  std::vector<std::vector<uint64_t>> lengths(n);
+  for (int r = 0; r < n; ++r) lengths[r].assign(plans[r].length_slots, 0);
+  auto bytes_at = [&](int r, BufRef ref) { return reinterpret_cast<uint8_t*>(at(r, ref)); };
+  auto target = [&](int r, const Step& s) {
+    return compression::Target{datatype, at(r, s.dst), s.count, s.overwrite};
+  };
 
   std::mt19937_64 random(seed);
   while (!ready.empty()) {
@@ -200,6 +232,48 @@ std::string run(const std::vector<Plan>& plans, std::vector<RankMemory>& memorie
         complete(rid);
         break;
       }
+      case StepKind::SendMessage: {
+        const StepId rid = partner[id.rank][id.index];
+        const Step& r = plans[rid.rank].steps[rid.index];
+        const uint64_t length = lengths[id.rank][s.slot];
+        if (length > r.bytes) return where(id) + " sends more than " + where(rid) + " can hold";
+        const std::span<const uint8_t> message(bytes_at(id.rank, s.src), length);
+        try {
+          if (r.kind == StepKind::RecvMessage) {
+            std::memcpy(bytes_at(rid.rank, r.dst), message.data(), length);
+            lengths[rid.rank][r.slot] = length;
+          } else {
+            std::memcpy(bytes_at(rid.rank, r.aux), message.data(), length);
+            decode_in_pieces(message, target(rid.rank, r), random);
+          }
+        } catch (const Error& e) {
+          return where(rid) + ": " + e.what();
+        }
+        complete(id);
+        complete(rid);
+        break;
+      }
+      case StepKind::Encode:
+        try {
+          const compression::Spec& spec = *plans[id.rank].compression;
+          float* residual = spec.error_feedback ? reinterpret_cast<float*>(at(id.rank, s.aux)) : nullptr;
+          compression::Encoder encoder;
+          const std::span<float> r = residual ? std::span<float>(residual, s.count) : std::span<float>();
+          lengths[id.rank][s.slot] = encoder.encode(spec, datatype, at(id.rank, s.src), s.count, r, seed + id.index,
+                                                    {bytes_at(id.rank, s.dst), s.bytes}).bytes;
+        } catch (const Error& e) {
+          return where(id) + ": " + e.what();
+        }
+        complete(id);
+        break;
+      case StepKind::Decode:
+        try {
+          compression::decode_accumulate({bytes_at(id.rank, s.src), lengths[id.rank][s.slot]}, target(id.rank, s));
+        } catch (const Error& e) {
+          return where(id) + ": " + e.what();
+        }
+        complete(id);
+        break;
       case StepKind::Copy:
         std::memmove(at(id.rank, s.dst), at(id.rank, s.src), bytes);
         complete(id);
@@ -219,8 +293,7 @@ std::string run(const std::vector<Plan>& plans, std::vector<RankMemory>& memorie
     for (int r = 0; r < n; ++r) {
       for (uint32_t i = 0; i < plans[r].steps.size(); ++i) {
         if (deps_done[r][i] && !completed[r][i]) {
-          const StepKind k = plans[r].steps[i].kind;
-          if (k == StepKind::Send || is_receive(k)) {
+          if (is_transfer(plans[r].steps[i].kind)) {
             return "deadlock: " + std::to_string(remaining) + " steps left, e.g. " +
                    where({r, i}) + " waits for its peer";
           }

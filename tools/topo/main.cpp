@@ -3,7 +3,7 @@
 // range of sizes, each collective's chosen plan with its predicted time and the runner-up.
 //
 //   deepcomm-topo [--xml FILE] [--hosts H] [--ranks-per-host R] [--sockets] [-b MIN] [-e MAX]
-//                 [-f FACTOR] [--json]
+//                 [-f FACTOR] [--json] [--compress SPEC]
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -18,13 +18,14 @@ namespace {
 
 const char* const kUsage =
     "usage: deepcomm-topo [--xml FILE] [--hosts H] [--ranks-per-host R] [--sockets]\n"
-    "                     [-b MIN_BYTES] [-e MAX_BYTES] [-f FACTOR] [--json]\n"
+    "                     [-b MIN_BYTES] [-e MAX_BYTES] [-f FACTOR] [--json] [--compress SPEC]\n"
     "  --xml FILE          describe the machine of an hwloc XML export instead of this one\n"
     "  --hosts H           hosts in the layout priced (default 1)\n"
     "  --ranks-per-host R  ranks on each host, block placement (default 8)\n"
     "  --sockets           ranks of one host talk over sockets (DEEPCOMM_TRANSPORT=tcp)\n"
     "  -b, -e, -f          sizes in bytes: from MIN to MAX, times FACTOR (default 8, 1G, 4)\n"
-    "  --json              print one JSON object instead of text\n";
+    "  --json              print one JSON object instead of text\n"
+    "  --compress SPEC     price all-reduces compressed with SPEC (e.g. topk:0.001,q8,huffman,ef)\n";
 
 uint64_t parse_size(const std::string& flag, const char* text) {
   char* end = nullptr;
@@ -58,6 +59,7 @@ int main(int argc, char** argv) {
       else if (arg == "-e") options.max_bytes = parse_size(arg, value());
       else if (arg == "-f") options.factor = parse_size(arg, value());
       else if (arg == "--json") options.json = true;
+      else if (arg == "--compress") options.compress = dc::compression::parse_spec(value());
       else if (arg == "-h" || arg == "--help") {
         std::fputs(kUsage, stdout);
         return 0;

@@ -29,6 +29,7 @@ std::vector<Row> rows(const TableOptions& o, const std::shared_ptr<const Cluster
       q.root = 0;
       q.count = bytes / 4 ? bytes / 4 : 1;  // float32 elements (per rank's block for the block collectives)
       q.cluster = cluster;
+      if (c == dcCollAllReduce) q.compression = o.compress;
       out.push_back(Row{c, bytes, price_candidates(q)});
       if (bytes > o.max_bytes / o.factor) break;
     }

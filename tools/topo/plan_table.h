@@ -3,8 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
+#include "compression/form/spec.h"
 #include "topology/node.h"
 
 namespace dc::tools {
@@ -17,6 +19,7 @@ struct TableOptions {
   uint64_t max_bytes = 1ull << 30;
   uint64_t factor = 4;
   bool json = false;
+  std::optional<compression::Spec> compress;  // all-reduces priced compressed with this spec
 };
 
 std::string report(const topo::NodeTopology& node, const TableOptions& options);

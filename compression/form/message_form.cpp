@@ -1,10 +1,11 @@
-#include "compression/message_form.h"
+#include "compression/form/message_form.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <string>
 
-#include "compression/wire_format.h"
+#include "compression/form/wire_format.h"
 #include "src/base/error.h"
 
 namespace dc::compression {
@@ -73,6 +74,28 @@ uint64_t max_message_bytes(const Spec& spec, uint64_t count) {
                                 spec.to_string() + "' may need " + std::to_string(bytes) +
                                 " bytes, beyond one message's 4 GiB: split the buffer");
   return bytes;
+}
+
+uint64_t expected_message_bytes(const Spec& spec, uint64_t count) {
+  if (count == 0) return 0;
+  const uint64_t chunks = wire::div_ceil(count, uint64_t(1) << spec.chunk_log2);
+  const uint64_t overhead = wire::kFixedHeaderBytes + wire::kChunkEntryBytes * chunks + (spec.huffman ? 50 : 0);
+  const bool sparse = spec.sparse() || spec.selection == Selection::automatic;
+  const double fraction = spec.selection == Selection::automatic && spec.fraction == 0 ? Spec::kDefaultAutoFraction
+                                                                                        : spec.fraction;
+  double bits = 0;
+  if (!sparse) {
+    bits = double(count) * (spec.huffman ? 4.5 : 8.0) + 32.0 * wire::div_ceil(count, spec.block);
+  } else {
+    const double kept = double(kept_target(fraction, count));
+    const double value_bits = spec.q8 ? (spec.huffman ? 6.0 : 8.0) : 32.0;
+    const double index_bits = spec.huffman ? 3.0 + std::log2(1.0 / fraction) : 32.0;
+    bits = kept * (value_bits + index_bits) + (spec.q8 ? 32.0 * std::ceil(kept / spec.block) : 0.0) +
+           8.0 * 5 * chunks;  // kind byte and kept count per chunk
+  }
+  const uint64_t expected = overhead + uint64_t(std::ceil(bits / 8));
+  const MessageForm form{spec.sparse(), spec.q8, spec.huffman, spec.block, spec.chunk_log2};
+  return std::min(expected, max_message_bytes(form, count));
 }
 
 }  // namespace dc::compression

@@ -1,7 +1,7 @@
 // The spec grammar (items separated by commas, arguments by colons):
 //   topk:F[:exact|:sampled]   q8[:nearest|:stochastic][:BLOCK]   huffman   ef[:BETA]   auto[:F]
 //   chunk:ELEMENTS
-#include "compression/spec.h"
+#include "compression/form/spec.h"
 
 #include <charconv>
 #include <cmath>

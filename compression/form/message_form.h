@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "compression/spec.h"
+#include "compression/form/spec.h"
 
 namespace dc::compression {
 
@@ -26,5 +26,11 @@ uint64_t max_message_bytes(const MessageForm& form, uint64_t count);
 // The largest message `spec` makes of `count` elements (for auto: of either choice). Throws
 // dc::Error(dcInvalidArgument) when count or that size does not fit one message (u32 offsets).
 uint64_t max_message_bytes(const Spec& spec, uint64_t count);
+
+// The bytes a message of `count` gradient elements is expected to take: what the planner prices a
+// compressed transfer with. From the ratios measured on real gradients (docs/compression.md):
+// entropy-coded q8 values take about 4.5 bits, a kept element of a top-k about 9 + log2(1/F)
+// bits with Huffman; auto is priced as its sparse choice. Never above max_message_bytes.
+uint64_t expected_message_bytes(const Spec& spec, uint64_t count);
 
 }  // namespace dc::compression
