@@ -79,7 +79,7 @@ void Operation::on_worker(uint32_t index, std::function<Status()> job, std::func
 void Operation::codec_job_finished(uint32_t index, const Status& status) {
   --codec_jobs_;
   if (!completed_) return step_finished(index, status);
-  if (codec_jobs_ == 0) release();  // the operation ended while this job ran
+  if (!buffers_in_use()) release();  // the operation ended while this job ran
 }
 
 void Operation::run_message_step(uint32_t index) {
@@ -96,7 +96,7 @@ void Operation::run_message_step(uint32_t index) {
       stats_.rawBytes += step.count * elem_size_;
       stats_.wireBytes += length;
       ++stats_.messages;
-      comm_->peer(peer)->send(tag_of(step), address(step.src), length, [self, index, peer](const Status& s, size_t) {
+      post_send(peer, tag_of(step), address(step.src), length, [self, index, peer](const Status& s) {
         self->step_finished(index, self->explained(s, peer));
       });
       return;

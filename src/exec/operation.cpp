@@ -1,7 +1,11 @@
 #include "src/exec/operation.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
+#include <map>
+
+#include <boost/asio/steady_timer.hpp>
 
 #include "src/base/log.h"
 #include "src/exec/comm_failure.h"
@@ -13,6 +17,10 @@ namespace dc {
 
 namespace {
 constexpr uint64_t kPointToPointBit = 1ull << 63;
+// How long a failed operation waits for its sends already on the wire. A frame being written ends
+// within milliseconds; an announced message the peer never takes (it failed before posting the
+// receive) would hold the caller, so after this the buffers are returned anyway.
+constexpr std::chrono::milliseconds kSendDrainAfterFailure{250};
 // Step tag of the signature exchange; plan step tags are 32-bit.
 constexpr uint64_t kSignatureStep = 1ull << 40;
 }
@@ -87,7 +95,7 @@ Status Operation::explained(const Status& status, int peer) const {
                                              describe_signature(status.detail));
 }
 
-void Operation::cancel_receives() {
+void Operation::cancel_transfers() {
   const uint64_t seq = is_collective() ? seq_ : (kPointToPointBit | seq_);
   std::vector<bool> done(comm_->nranks, false);
   auto cancel_with = [&](int peer) {
@@ -96,8 +104,38 @@ void Operation::cancel_receives() {
     comm_->peer(peer)->cancel(comm_->id, seq);
   };
   for (const Step& step : prepared_->plan.steps)
-    if (is_receive(step.kind)) cancel_with(step.peer);
-  if (signature_ && comm_->nranks > 1) cancel_with((comm_->rank + comm_->nranks - 1) % comm_->nranks);
+    if (is_transfer(step.kind)) cancel_with(step.peer);
+  if (signature_ && comm_->nranks > 1) {
+    cancel_with((comm_->rank + comm_->nranks - 1) % comm_->nranks);
+    cancel_with((comm_->rank + 1) % comm_->nranks);
+  }
+}
+
+void Operation::post_send(int peer, const Tag& tag, const void* buf, size_t len,
+                          std::function<void(const Status&)> then) {
+  ++sends_in_flight_[peer];
+  auto self = shared_from_this();
+  comm_->peer(peer)->send(tag, buf, len, [self, peer, then = std::move(then)](const Status& s, size_t) {
+    self->send_ended(peer);
+    then(s);
+  });
+}
+
+void Operation::send_ended(int peer) {
+  auto it = sends_in_flight_.find(peer);
+  if (--it->second == 0) sends_in_flight_.erase(it);
+  if (completed_ && !buffers_in_use()) release();  // the operation ended while this send ran
+}
+
+void Operation::bound_send_drain() {
+  auto timer = std::make_shared<boost::asio::steady_timer>(Engine::instance().io(), kSendDrainAfterFailure);
+  auto self = shared_from_this();
+  timer->async_wait([self, timer](const boost::system::error_code&) {
+    if (self->released_ || self->sends_in_flight_.empty()) return;
+    DC_INFO("DeepComm: a failed operation returns its buffers with %zu peer(s)' sends still announced",
+            self->sends_in_flight_.size());
+    self->release();
+  });
 }
 
 bool Operation::waits_on(int peer) const {
@@ -164,7 +202,7 @@ void Operation::exchange_signatures() {
   comm_->peer(prev)->recv(tag, &peer_signature_, sizeof peer_signature_, [self, prev](const Status& s, size_t) {
     self->side_step_finished(s, prev, &self->signature_received_);
   });
-  comm_->peer(next)->send(tag, &signature_, sizeof signature_, [self, next](const Status& s, size_t) {
+  post_send(next, tag, &signature_, sizeof signature_, [self, next](const Status& s) {
     self->side_step_finished(s, next, &self->signature_sent_);
   });
 }
@@ -196,7 +234,7 @@ void Operation::run_step(uint32_t index) {
   auto self = shared_from_this();
   switch (step.kind) {
     case StepKind::Send:
-      comm_->peer(step.peer)->send(tag_of(step), address(step.src), bytes, [self, index](const Status& s, size_t) {
+      post_send(step.peer, tag_of(step), address(step.src), bytes, [self, index](const Status& s) {
         self->step_finished(index, self->explained(s, self->prepared_->plan.steps[index].peer));
       });
       return;
@@ -279,16 +317,20 @@ void Operation::complete(const Status& status) {
   completed_ = true;
   final_status_ = status;
   if (!status.ok()) {
-    // No late message of this operation may land in buffers the caller gets back now.
-    cancel_receives();
+    // No late message of this operation may land in buffers the caller gets back, and no send may
+    // read them after: receives end, unsent frames are dropped, the rest is waited for (bounded).
+    cancel_transfers();
+    if (!sends_in_flight_.empty()) bound_send_drain();
     // A failed step fails the whole communicator: the other ranks must not wait for this one. The
     // collectives before this one are complete here, so the others may still finish theirs.
     fail_comm(comm_, status, is_collective() ? seq_ : 0);
   }
-  if (codec_jobs_ == 0) release();  // else the last codec job to end releases
+  if (!buffers_in_use()) release();  // else the last codec job or send to end releases
 }
 
 void Operation::release() {
+  if (released_) return;
+  released_ = true;
   ExecComm* comm = comm_;
   const Status status = final_status_;
   auto self = shared_from_this();

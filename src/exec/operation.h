@@ -10,6 +10,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -78,8 +79,15 @@ class Operation : public std::enable_shared_from_this<Operation> {
   void run_step(uint32_t index);
   void step_finished(uint32_t index, const Status& status);
   void complete(const Status& status);
-  // Gives the buffers back (queue, batch, in-flight count) once no codec job still uses them.
+  // Gives the buffers back (queue, batch, in-flight count) once no codec job or send still uses them.
   void release();
+  bool buffers_in_use() const { return codec_jobs_ > 0 || !sends_in_flight_.empty(); }
+  // Every send goes through here: the operation keeps its buffers until the transport let go of them.
+  void post_send(int peer, const Tag& tag, const void* buf, size_t len, std::function<void(const Status&)> then);
+  void send_ended(int peer);
+  // After a failure: waits a bounded time for sends still in flight, then releases anyway (a peer
+  // that failed before posting a receive never takes an announced message).
+  void bound_send_drain();
   // Compressed plans (compressed_steps.cpp): message transfers and codec jobs.
   void run_message_step(uint32_t index);
   void run_encode(uint32_t index);
@@ -92,7 +100,8 @@ class Operation : public std::enable_shared_from_this<Operation> {
   void write_stats();
   Status explained(const Status& status, int peer) const;
   void exchange_signatures();
-  void cancel_receives();
+  // After a failure: the transports drop this operation's receives and its sends not yet on the wire.
+  void cancel_transfers();
   void side_step_finished(const Status& status, int peer, bool* done_flag);
   Tag tag_of(const Step& step) const;
   std::byte* address(const BufRef& ref) const;
@@ -114,6 +123,7 @@ class Operation : public std::enable_shared_from_this<Operation> {
   float* residual_ = nullptr;      // error feedback (BufId::Residual)
   std::vector<uint64_t> lengths_;  // run-time message lengths, by slot
   int codec_jobs_ = 0;             // codec jobs on workers; release waits for them
+  std::map<int, int> sends_in_flight_;  // per peer: sends the transport has not ended; release waits
   Status final_status_;
   dcCompressStats_t stats_{};
   std::chrono::steady_clock::time_point started_;
@@ -124,6 +134,7 @@ class Operation : public std::enable_shared_from_this<Operation> {
   size_t steps_left_ = 0;
   bool draining_ = false;
   bool completed_ = false;
+  bool released_ = false;
 };
 
 // Queues an operation on the engine: collectives of one communicator run one after another in issue

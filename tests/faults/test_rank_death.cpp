@@ -73,7 +73,10 @@ TEST_P(RankDeath, SurvivorsFailFastThenShrink) {
           dcCommCount(survivors, &m);
           dcCommRank(survivors, &me);
           int64_t v = rank, sum = -1;
-          if (dcAllReduce(&v, &sum, 1, dcInt64, dcSum, survivors, nullptr) != dcSuccess) return 9;
+          if (dcAllReduce(&v, &sum, 1, dcInt64, dcSum, survivors, nullptr) != dcSuccess) {
+            fprintf(stderr, "rank %d: all-reduce of the survivors: %s\n", rank, dcGetLastError());
+            return 9;
+          }
           const int64_t expected = static_cast<int64_t>(n) * (n - 1) / 2 - victim;
           if (m != n - 1 || sum != expected || me != (rank < victim ? rank : rank - 1)) return 10;
           dcCommDestroy(survivors);

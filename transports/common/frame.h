@@ -35,6 +35,7 @@ enum FrameFlags : uint32_t {
   kFrameFailed = 2,    // Fin: the receiver could not copy the payload
   kFrameMismatch = 4,  // Cts: the receiver called another operation (tag.check is its signature)
   kFrameInRegion = 8,  // Rts: the buffer lies in a registered region passed to the receiver
+  kFrameCancelled = 16,  // Cts: the receiver's operation failed and was cancelled; no payload follows
 };
 
 struct FrameHeader {

@@ -14,6 +14,9 @@ namespace {
 // What one eager message costs the sender's window: its payload plus the receiver's bookkeeping.
 size_t eager_cost(size_t len) { return len + sizeof(FrameHeader); }
 
+// Cancelled operations remembered per connection (a failure cancels one, shrink and retries a few).
+constexpr size_t kRememberedCancels = 64;
+
 Status cancelled() {
   return Status::failure(dcSystemError, "DeepComm: receive cancelled: its operation failed");
 }
@@ -122,8 +125,43 @@ void MessageChannel::flush(std::function<void()> done) {
   notify_flushed();
 }
 
+bool MessageChannel::cancelled_op(const Tag& tag) const {
+  return std::find(cancelled_ops_.begin(), cancelled_ops_.end(), std::make_pair(tag.comm, tag.seq)) !=
+         cancelled_ops_.end();
+}
+
+void MessageChannel::refuse_cancelled(const FrameHeader& rts) {
+  FrameHeader h;
+  h.type = FrameType::Cts;
+  h.tag = rts.tag;
+  h.id = rts.id;
+  h.flags = kFrameCancelled;
+  enqueue(h, nullptr, 0);
+}
+
 void MessageChannel::cancel(uint64_t comm, uint64_t seq) {
   auto of_operation = [&](const Tag& t) { return t.comm == comm && t.seq == seq; };
+  if (!cancelled_op(Tag{comm, seq, 0, 0})) {
+    cancelled_ops_.emplace_back(comm, seq);
+    if (cancelled_ops_.size() > kRememberedCancels) cancelled_ops_.pop_front();
+  }
+  // What the peer already sent for it and nobody will take: eager payloads go (their credit back),
+  // announcements are refused so that the sender's rendezvous ends.
+  for (auto it = unexpected_.begin(); it != unexpected_.end();) {
+    if (!of_operation(it->first)) {
+      ++it;
+      continue;
+    }
+    for (const Unexpected& u : it->second) {
+      if (u.header.type == FrameType::Eager) {
+        return_credit(u.header.length);
+      } else {
+        --unexpected_rts_;
+        refuse_cancelled(u.header);
+      }
+    }
+    it = unexpected_.erase(it);
+  }
   for (auto it = posted_.begin(); it != posted_.end();) {
     if (!of_operation(it->first)) {
       ++it;
@@ -133,6 +171,35 @@ void MessageChannel::cancel(uint64_t comm, uint64_t seq) {
     it = posted_.erase(it);
   }
   if (eager_in_flight_ && of_operation(eager_in_flight_->tag)) eager_in_flight_->discard = true;
+  // Its sends: frames not yet on the wire are dropped (an eager one gives its credit back), and so
+  // are announced rendezvous sends whose payload the peer cannot reach yet; a frame being written
+  // ends when written. The operation keeps its buffers until every send ended.
+  for (auto it = write_queue_.begin(); it != write_queue_.end();) {
+    const FrameHeader& h = it->header;
+    const bool payload_frame = h.type == FrameType::Eager || h.type == FrameType::Data || h.type == FrameType::Rts;
+    if (!payload_frame || !of_operation(h.tag) || it->fd) {
+      ++it;
+      continue;
+    }
+    if (h.type == FrameType::Eager) eager_outstanding_ -= eager_cost(h.length);
+    if (h.type == FrameType::Rts) {
+      if (SendPtr op = take_rendezvous_send(h.id)) finish_send(op, cancelled());
+    }
+    if (it->written) it->written(cancelled());
+    it = write_queue_.erase(it);
+  }
+  if (rendezvous_send_droppable()) {
+    for (auto it = rendezvous_sends_.begin(); it != rendezvous_sends_.end();) {
+      if (!of_operation(it->second->tag)) {
+        ++it;
+        continue;
+      }
+      finish_send(it->second, cancelled());
+      cancelled_sends_.insert(it->first);
+      it = rendezvous_sends_.erase(it);
+    }
+  }
+  notify_flushed();
   for (auto& [id, op] : rendezvous_recvs_) {
     if (!of_operation(op->tag)) continue;
     op->discard = true;
@@ -166,9 +233,15 @@ void MessageChannel::on_header() {
       return read_header();
     case FrameType::Cts: {
       SendPtr op = take_rendezvous_send(in_.id);
+      if (!op && cancelled_sends_.erase(in_.id)) return read_header();  // cancelled: no payload follows
       if (!op) return protocol_error("CTS for an unknown send");
       if (in_.flags & kFrameMismatch) {
         finish_send(op, signature_mismatch(in_.tag.check));
+      } else if (in_.flags & kFrameCancelled) {
+        // The receiver's operation failed and dropped the message. The send ends without error
+        // (nothing was sent): the failure's cause reaches this rank as the communicator's notice,
+        // and this rank's own result never depends on what it sends.
+        post_completion(std::exchange(op->done, nullptr), Status::success(), 0);
       } else if (in_.flags & kFrameRejected) {
         finish_send(op, Status::failure(dcInvalidUsage,
                                         "the receiver's buffer is smaller than the message"));
@@ -220,6 +293,8 @@ void MessageChannel::on_eager() {
       finish_recv(target, cancelled(), 0);
     } else if (target) {
       deliver_eager(target, h, payload->data());
+    } else if (cancelled_op(h.tag)) {
+      return_credit(h.length);  // its operation was cancelled here: nobody will take it
     } else {
       fail_mismatched_receives(h.tag);
       unexpected_[h.tag].push_back(Unexpected{h, std::move(*payload)});
@@ -231,6 +306,7 @@ void MessageChannel::on_eager() {
 void MessageChannel::on_rts() {
   const FrameHeader h = in_;
   if (RecvPtr op = pop_posted(h.tag)) return match_rts(op, h);
+  if (cancelled_op(h.tag)) return refuse_cancelled(h);
   if (unexpected_rts_ >= kMaxUnexpectedRts) return protocol_error("too many unexpected rendezvous announcements");
   fail_mismatched_receives(h.tag);
   unexpected_[h.tag].push_back(Unexpected{h, {}});

@@ -18,6 +18,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include <boost/asio/io_context.hpp>
@@ -76,6 +77,10 @@ class MessageChannel : public std::enable_shared_from_this<MessageChannel> {
 
   // Last touch on an RTS before it is queued (the transport may describe the buffer further).
   virtual void describe_rendezvous(FrameHeader&, const void* /*buf*/, size_t /*len*/) {}
+  // Whether cancel may drop a rendezvous send whose announcement went out: yes where the peer
+  // reads the payload only from a Data frame this side has not queued yet (the default); no where
+  // the peer may be reading the sender's memory already (cross-memory attach).
+  virtual bool rendezvous_send_droppable() const { return true; }
   // A rendezvous message was matched with `op` (capacity already checked). Default: answer CTS.
   virtual void rendezvous_matched(const RecvPtr& op, const FrameHeader& rts);
   // The receiver is ready for `op`'s payload. Default: one Data frame on the socket.
@@ -150,6 +155,12 @@ class MessageChannel : public std::enable_shared_from_this<MessageChannel> {
   std::unordered_map<Tag, std::deque<Unexpected>, TagHash> unexpected_;
   size_t unexpected_rts_ = 0;  // announcements among them
   std::unordered_map<uint64_t, SendPtr> rendezvous_sends_;  // waiting for CTS/FIN
+  std::unordered_set<uint64_t> cancelled_sends_;  // rendezvous sends dropped by cancel: their CTS is ignored
+  // The last operations cancelled here (comm, seq): their messages still arriving are dropped
+  // (eager, credit returned) or refused (announcements), so no sender waits on them.
+  std::deque<std::pair<uint64_t, uint64_t>> cancelled_ops_;
+  bool cancelled_op(const Tag& tag) const;
+  void refuse_cancelled(const FrameHeader& rts);
   std::unordered_map<uint64_t, RecvPtr> rendezvous_recvs_;  // receiving Data/Slot frames
   RecvPtr eager_in_flight_;  // matched to the eager frame whose payload is being read
   uint64_t next_id_ = 1;

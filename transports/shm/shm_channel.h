@@ -62,6 +62,9 @@ class ShmChannel : public MessageChannel {
   void rendezvous_matched(const RecvPtr& op, const FrameHeader& rts) override;
   void clear_to_send(const SendPtr& op, const FrameHeader& cts) override;
   bool handle_extra_frame(const FrameHeader& h) override;
+  // The peer may be copying an announced message out of this process's memory already: a
+  // cancelled operation waits for its FIN.
+  bool rendezvous_send_droppable() const override { return false; }
   void on_closed() override;
 
  private:

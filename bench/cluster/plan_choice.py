@@ -1,0 +1,194 @@
+#!/usr/bin/python3
+"""The all-reduce the planner picks by itself against every fixed algorithm, and Open MPI, on a
+cluster of network-namespace hosts (tools/cluster/dc-cluster), interleaved round by round
+(BENCHMARKING.md). Per layout (ranks per host, block placement) and round: the link rate (iperf3),
+then all_reduce_perf once per DEEPCOMM_ALGO (auto first), then Open MPI (dc-mpirun, ob1 with
+self,vader,tcp). DeepComm's ranks load a topology file whose network tier is the link measured
+before the first round, so the cost model knows the link (--topo-file gives one instead, e.g.
+deepcomm-calibrate's). Prints a markdown section: medians per size, the slow-link bound
+2(h-1)/h*S/rate, each time over the bound, auto over the best fixed algorithm of the same size,
+and, where deepcomm-sim is built, the model's predicted time per algorithm beside the measured.
+
+    /usr/bin/python3 bench/cluster/plan_choice.py --build build-bench --layouts 4,4 2,2,2,2 \
+        --rate 1gbit --pairs 5 -b 8 -e 64M -f 8 --save /tmp/plan_choice.json
+"""
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "compare"))
+from cluster import Cluster  # noqa: E402
+from run_comparison import rows_of, run  # noqa: E402
+
+OMPI = ["--mca", "pml", "ob1", "--mca", "btl", "self,vader,tcp"]
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--build", default="build")
+    p.add_argument("--layouts", nargs="+", default=["4,4", "2,2,2,2"], help="ranks per host, e.g. 4,4")
+    p.add_argument("--rate", default="1gbit", help="each host's link (tc syntax)")
+    p.add_argument("--algos", default="auto,ring,hierarchical,dbtree,tree",
+                   help="DEEPCOMM_ALGO values, auto = unset (the planner's own choice)")
+    p.add_argument("--no-ompi", action="store_true")
+    p.add_argument("--topo-file", default=None, help="topology file for DeepComm's ranks (default: made "
+                   "from the link rate measured before the first round, latency --latency-us)")
+    p.add_argument("--latency-us", type=float, default=60.0, help="network tier latency of the made file")
+    p.add_argument("--pairs", type=int, default=5)
+    p.add_argument("-b", default="8")
+    p.add_argument("-e", default="64M")
+    p.add_argument("-f", default="8")
+    p.add_argument("-n", default="5")
+    p.add_argument("-w", default="2")
+    p.add_argument("--timeout", type=int, default=600)
+    p.add_argument("--save", default=None, help="raw results as JSON")
+    return p.parse_args()
+
+
+def topology_file(path, rate_gbps, latency_us):
+    with open(path, "w") as f:
+        json.dump({"version": 1, "tiers": [{"name": "veth", "bandwidth_gbps": rate_gbps, "latency_us": latency_us}]}, f)
+
+
+def measure_layout(a, per_host, work):
+    hosts = len(per_host)
+    n = sum(per_host)
+    bench = os.path.join(a.build, "bench")
+    launcher = os.path.join(a.build, "tools", "launcher", "deepcomm-run")
+    sizes = ["-b", a.b, "-e", a.e, "-f", a.f, "-n", a.n, "-w", a.w, "-c", "1"]
+    algos = a.algos.split(",")
+    result = {"layout": per_host, "rates": [], "runs": {x: [] for x in algos + ([] if a.no_ompi else ["ompi"])},
+              "failures": []}
+    with Cluster(hosts, a.rate) as c:
+        topo = a.topo_file
+        if not topo:
+            topo = os.path.join(work, "topology.json")
+            first = c.link_rate_gbps()
+            topology_file(topo, first, a.latency_us)
+            result["topology_file"] = {"bandwidth_gbps": first, "latency_us": a.latency_us}
+        placement = ["--netns", c.netns, "--ranks-per-host", ",".join(map(str, per_host))]
+        for rnd in range(a.pairs):
+            result["rates"].append(c.link_rate_gbps())
+            for algo in result["runs"]:
+                path = os.path.join(work, f"{algo}.json")
+                if os.path.exists(path):
+                    os.remove(path)
+                if algo == "ompi":
+                    argv = [os.path.join(HERE, "..", "..", "tools", "cluster", "dc-mpirun"), "--prefix", c.prefix,
+                            "--ranks-per-host", ",".join(map(str, per_host))] + OMPI + \
+                        [os.path.join(bench, "ompi_collectives_perf"), "-C", "all_reduce"] + sizes + ["-J", path]
+                    env = {}
+                else:
+                    argv = [launcher] + placement + [os.path.join(bench, "all_reduce_perf")] + sizes + ["-J", path]
+                    env = {"DEEPCOMM_TOPO_FILE": topo}
+                    if algo != "auto":
+                        env["DEEPCOMM_ALGO"] = algo
+                rc, out = run(argv, env, a.timeout)
+                label = f"{per_host} {algo} round {rnd + 1}"
+                if rc != 0 or not os.path.exists(path):
+                    result["failures"].append(f"{label}: exit {rc}: {out.strip().splitlines()[-1:]}")
+                    print(f"FAILED {label}\n{out[-1500:]}", file=sys.stderr)
+                    continue
+                rows = rows_of(path)
+                wrong = sum(r["wrong"] for r in rows.values() if r["wrong"] > 0)
+                if wrong:
+                    result["failures"].append(f"{label}: {wrong} wrong values")
+                result["runs"][algo].append({str(s): r["time_us"] for s, r in rows.items()})
+                print(f"done {label}", file=sys.stderr, flush=True)
+    return result
+
+
+def predictions(a, result, topo_rate_gbps):
+    """{algo: {size: predicted us}} from deepcomm-sim, or {} where it is not built."""
+    sim = os.path.join(a.build, "tools", "sim", "deepcomm-sim")
+    if not os.path.exists(sim):
+        return {}
+    work = tempfile.mkdtemp(prefix="dc_pred_")
+    try:
+        topo = a.topo_file or os.path.join(work, "t.json")
+        if not a.topo_file:
+            topology_file(topo, topo_rate_gbps, a.latency_us)
+        argv = [sim, "--topo-file", topo, "--ranks-per-host", ",".join(map(str, result["layout"])),
+                "--hosts", str(len(result["layout"])), "-b", a.b, "-e", a.e, "-f", a.f, "--json"]
+        p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if p.returncode != 0:
+            print(f"deepcomm-sim failed: {p.stderr.strip()}", file=sys.stderr)
+            return {}
+        out = {}
+        for row in json.loads(p.stdout).get("rows", []):
+            if row.get("collective", "all_reduce") not in ("all_reduce", "AllReduce", "allreduce"):
+                continue
+            out.setdefault(row["algorithm"], {})[str(row["bytes"])] = row["predicted_us"]
+        return out
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def human(n):
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >= 1 << shift and n % (1 << shift) == 0:
+            return f"{n >> shift} {unit}"
+    return f"{n} B"
+
+
+def section(a, result):
+    per_host = result["layout"]
+    h = len(per_host)
+    rate = statistics.median(result["rates"]) if result["rates"] else float("nan")
+    runs = {k: v for k, v in result["runs"].items() if v}
+    med = {k: {s: statistics.median(r[s] for r in v if s in r) for s in v[0]} for k, v in runs.items()}
+    fixed = [k for k in med if k not in ("auto", "ompi")]
+    pred = predictions(a, result, result.get("topology_file", {}).get("bandwidth_gbps", rate))
+    lines = [f"### all_reduce, {h} hosts, ranks per host {','.join(map(str, per_host))} "
+             f"(medians of {len(result['rates'])} interleaved rounds; link {rate:.3f} Gbit/s median)", ""]
+    head = ["size", "bound (ms)"] + [f"{k} (ms)" for k in med] + ["auto × bound", "best fixed", "auto / best fixed"]
+    lines += ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
+    for s in sorted(med.get("auto", next(iter(med.values()))), key=int):
+        size = int(s)
+        bound_ms = 2 * (h - 1) / h * size * 8 / (rate * 1e9) * 1e3
+        cells = [human(size), f"{bound_ms:.3g}"] + [f"{med[k][s] / 1e3:.3g}" for k in med]
+        best = min(fixed, key=lambda k: med[k][s]) if fixed else None
+        auto = med.get("auto", {}).get(s)
+        cells += [f"{auto / 1e3 / bound_ms:.2f}" if auto else "", best or "",
+                  f"{auto / med[best][s]:.2f}" if auto and best else ""]
+        lines.append("| " + " | ".join(cells) + " |")
+    if pred:
+        lines += ["", "Model against measurement (predicted by deepcomm-sim with the run's topology file; "
+                  "error = predicted / measured − 1):", ""]
+        algos = [k for k in fixed if k in pred]
+        head = ["size"] + [f"{k}: predicted / measured (ms), error" for k in algos]
+        lines += ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
+        for s in sorted(med[algos[0]], key=int) if algos else []:
+            cells = [human(int(s))]
+            for k in algos:
+                p = pred[k].get(s)
+                m = med[k][s]
+                cells.append(f"{p / 1e3:.3g} / {m / 1e3:.3g}, {100 * (p / m - 1):+.0f}%" if p else "")
+            lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", "Failures: " + ("; ".join(result["failures"]) if result["failures"] else
+                                  "none (every run exited 0 with 0 wrong values)."), ""]
+    return "\n".join(lines)
+
+
+def main():
+    a = parse_args()
+    work = tempfile.mkdtemp(prefix="dc_plan_choice_")
+    try:
+        results = [measure_layout(a, [int(x) for x in layout.split(",")], work) for layout in a.layouts]
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    if a.save:
+        with open(a.save, "w") as f:
+            json.dump({"args": vars(a), "results": results}, f)
+    for r in results:
+        print(section(a, r))
+
+
+if __name__ == "__main__":
+    main()
