@@ -30,6 +30,7 @@ struct SimRow {
   const char* algorithm;
   double seconds;          // the cost model's prediction
   double latency_seconds;  // its α part: messages on the critical path
+  double network_seconds;  // the busiest network link's bytes over its rate
   bool chosen;             // what the selector picks
   std::optional<double> materialized_seconds;  // with check
 };
