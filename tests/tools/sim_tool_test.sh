@@ -45,6 +45,7 @@ bad() { "$tool" "$@" >/dev/null 2>"${TMPDIR:-/tmp}/sim_err.$$"; rc=$?
   rm -f "${TMPDIR:-/tmp}/sim_err.$$"; }
 bad --hosts 0
 bad --hosts 4097
+bad --hosts 4294967298
 bad --hosts 4 --ranks-per-host 9
 bad --hosts 1 --ranks-per-host 1
 bad --topo-file /nonexistent.json

@@ -46,6 +46,7 @@ printf '{"version": 1, "tiers": [{"name": "x"}]}' > "${TMPDIR:-/tmp}/topo_bad.$$
 rm -f "${TMPDIR:-/tmp}/topo_bad.$$.json"
 [ "$rc" -eq 2 ] || fail "a malformed topology file gave status $rc, not 2"
 "$tool" --ranks-per-host 9 >/dev/null 2>&1 && fail "9 ranks per host accepted"
+"$tool" --hosts 4294967298 >/dev/null 2>&1 && fail "2^32+2 hosts accepted (wrapped to 2)"
 
 "$tool" --hosts 0 >/dev/null 2>&1 && fail "--hosts 0 accepted"
 "$tool" --xml /nonexistent.xml >/dev/null 2>&1 && fail "a missing export accepted"

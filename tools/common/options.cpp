@@ -23,6 +23,12 @@ uint64_t parse_size(const std::string& flag, const char* text) {
   return value * scale;
 }
 
+int parse_count(const std::string& flag, const char* text, int limit) {
+  const uint64_t value = parse_size(flag, text);
+  if (value > static_cast<uint64_t>(limit)) fail(dcInvalidArgument, flag + " is at most " + std::to_string(limit));
+  return static_cast<int>(value);
+}
+
 std::string json_escaped(const std::string& text) {
   std::string out;
   for (char ch : text) {

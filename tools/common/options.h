@@ -10,6 +10,9 @@ namespace dc::tools {
 // (dcInvalidArgument) naming the flag for anything else, zero, or a value that overflows.
 uint64_t parse_size(const std::string& flag, const char* text);
 
+// A count from 1 to limit (parse_size's syntax); larger counts are refused, never wrapped.
+int parse_count(const std::string& flag, const char* text, int limit);
+
 // text as the inside of a JSON string.
 std::string json_escaped(const std::string& text);
 

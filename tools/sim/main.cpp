@@ -48,6 +48,7 @@ std::vector<dcCollective_t> parse_collective(const std::string& name) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  using dc::tools::parse_count;
   using dc::tools::parse_size;
   dc::tools::Layout layout;
   dc::tools::SimOptions options;
@@ -59,15 +60,9 @@ int main(int argc, char** argv) {
         if (i + 1 >= argc) dc::fail(dcInvalidArgument, arg + " needs a value");
         return argv[++i];
       };
-      // Counts are checked against their limits before the int conversion could wrap them.
-      auto count = [&](uint64_t limit) {
-        const uint64_t v = parse_size(arg, value());
-        if (v > limit) dc::fail(dcInvalidArgument, arg + " is at most " + std::to_string(limit));
-        return static_cast<int>(v);
-      };
       if (arg == "--topo-file") layout.file = dc::topo::load_topology_file(value());
-      else if (arg == "--hosts") layout.hosts = count(dc::tools::kMaxSimulatedHosts);
-      else if (arg == "--ranks-per-host") layout.ranks_per_host = count(dc::tools::kMaxRanksPerHost);
+      else if (arg == "--hosts") layout.hosts = parse_count(arg, value(), dc::tools::kMaxSimulatedHosts);
+      else if (arg == "--ranks-per-host") layout.ranks_per_host = parse_count(arg, value(), dc::tools::kMaxRanksPerHost);
       else if (arg == "--collective") options.collectives = parse_collective(value());
       else if (arg == "-b") options.min_bytes = parse_size(arg, value());
       else if (arg == "-e") options.max_bytes = parse_size(arg, value());

@@ -58,7 +58,8 @@ std::vector<SimRow> simulate(const std::shared_ptr<const ClusterView>& cluster, 
       for (const Generator& g : generator_registry()) {
         if (g.collective != c || g.compressed || !g.applicable(q, everyone)) continue;
         const Traffic t = g.traffic(q, everyone);
-        SimRow row{c, bytes, g.name, t.seconds(), t.latency_seconds(), t.network_seconds(), priced.front().generator == &g, {}};
+        const bool chosen = priced.front().generator == &g;
+        SimRow row{c, bytes, g.name, t.seconds(), t.latency_seconds(), t.network_seconds(), chosen, {}};
         if (o.check) row.materialized_seconds = materialized_seconds(q, g.name);
         rows.push_back(row);
       }

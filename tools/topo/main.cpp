@@ -33,6 +33,7 @@ const char* const kUsage =
 }  // namespace
 
 int main(int argc, char** argv) {
+  using dc::tools::parse_count;
   using dc::tools::parse_size;
   dc::tools::TableOptions options;
   dc::topo::DetectOptions detect;
@@ -45,8 +46,9 @@ int main(int argc, char** argv) {
       };
       if (arg == "--xml") detect.xml_path = value();
       else if (arg == "--topo-file") options.layout.file = dc::topo::load_topology_file(value());
-      else if (arg == "--hosts") options.layout.hosts = static_cast<int>(parse_size(arg, value()));
-      else if (arg == "--ranks-per-host") options.layout.ranks_per_host = static_cast<int>(parse_size(arg, value()));
+      else if (arg == "--hosts") options.layout.hosts = parse_count(arg, value(), dc::tools::kMaxSimulatedHosts);
+      else if (arg == "--ranks-per-host")
+        options.layout.ranks_per_host = parse_count(arg, value(), dc::tools::kMaxRanksPerHost);
       else if (arg == "--sockets") options.layout.shared_memory = false;
       else if (arg == "-b") options.min_bytes = parse_size(arg, value());
       else if (arg == "-e") options.max_bytes = parse_size(arg, value());
