@@ -25,6 +25,29 @@ assert plans["AllReduce"]["runner_up_seconds"] >= plans["AllReduce"]["predicted_
 assert plans["AllGather"]["algorithm"] == "direct"
 ' || fail "JSON output wrong"
 
+# With a topology file: its hosts (4 named, 4 by index), groups, calibrated tiers and rails.
+two_tier=$fixtures/../files/two-tier.json
+out=$("$tool" --xml "$fixtures/nvidiaDGX2.xml" --topo-file "$two_tier" --ranks-per-host 2 -b 1M -e 1M) \
+  || fail "--topo-file exit status $?"
+printf '%s\n' "$out"
+printf '%s\n' "$out" | grep -q '^8 host(s), 16 rank(s):.*rails per host 2; 2 fast group(s) of 4 host(s);.*infiniband (2.8 us' \
+  || fail "the file's hosts, groups, rails and calibrated tier are not priced"
+json=$("$tool" --xml "$fixtures/nvidiaDGX2.xml" --topo-file "$two_tier" --hosts 4 --ranks-per-host 2 -b 1M -e 1M --json) \
+  || fail "--topo-file --json exit status $?"
+printf '%s\n' "$json" | /usr/bin/python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["topo_file"].endswith("two-tier.json") and d["hosts"] == 4 and d["ranks"] == 8, d
+assert "1 fast group(s);" in d["cluster"], d["cluster"]
+' || fail "--topo-file JSON output wrong"
+"$tool" --topo-file /nonexistent.json >/dev/null 2>&1 && fail "a missing topology file accepted"
+printf '{"version": 1, "tiers": [{"name": "x"}]}' > "${TMPDIR:-/tmp}/topo_bad.$$.json"
+"$tool" --topo-file "${TMPDIR:-/tmp}/topo_bad.$$.json" >/dev/null 2>&1; rc=$?
+rm -f "${TMPDIR:-/tmp}/topo_bad.$$.json"
+[ "$rc" -eq 2 ] || fail "a malformed topology file gave status $rc, not 2"
+"$tool" --ranks-per-host 9 >/dev/null 2>&1 && fail "9 ranks per host accepted"
+"$tool" --hosts 4294967298 >/dev/null 2>&1 && fail "2^32+2 hosts accepted (wrapped to 2)"
+
 "$tool" --hosts 0 >/dev/null 2>&1 && fail "--hosts 0 accepted"
 "$tool" --xml /nonexistent.xml >/dev/null 2>&1 && fail "a missing export accepted"
 "$tool" --bogus >/dev/null 2>&1 && fail "an unknown option accepted"

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "src/plan/select.h"
+#include "tools/common/options.h"
 
 namespace dc::tools {
 
@@ -37,19 +38,6 @@ std::vector<Row> rows(const TableOptions& o, const std::shared_ptr<const Cluster
   return out;
 }
 
-std::string escaped(const std::string& text) {
-  std::string out;
-  for (char ch : text) {
-    if (ch == '"' || ch == '\\') out += '\\';
-    if (ch == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out += ch;
-  }
-  return out;
-}
-
 std::string format(const char* fmt, double a) {
   char text[64];
   std::snprintf(text, sizeof text, fmt, a);
@@ -59,12 +47,14 @@ std::string format(const char* fmt, double a) {
 }  // namespace
 
 std::string report(const topo::NodeTopology& node, const TableOptions& o) {
-  const auto cluster = ClusterView::blocks(o.hosts, o.ranks_per_host, o.shared_memory);
+  const auto cluster = simulated_cluster(o.layout);
   const std::vector<Row> table = rows(o, cluster);
   std::string out;
   if (o.json) {
-    out += "{\"machine\":\"" + escaped(topo::describe(node)) + "\",\"cluster\":\"" + escaped(cluster->describe()) +
-           "\",\"plans\":[";
+    out += "{\"machine\":\"" + json_escaped(topo::describe(node)) + "\",\"cluster\":\"" + json_escaped(cluster->describe()) +
+           "\",\"topo_file\":" + (o.layout.file ? "\"" + json_escaped(o.layout.file->source) + "\"" : "null") +
+           ",\"hosts\":" + std::to_string(cluster->nhosts()) + ",\"ranks\":" + std::to_string(cluster->nranks()) +
+           ",\"plans\":[";
     for (size_t i = 0; i < table.size(); ++i) {
       const Row& r = table[i];
       out += i ? ",\n" : "\n";
@@ -78,7 +68,8 @@ std::string report(const topo::NodeTopology& node, const TableOptions& o) {
     }
     return out + "\n]}\n";
   }
-  out += "# Machine\n" + topo::describe(node) + "\n# Cluster view priced\n" + cluster->describe() + "\n";
+  out += "# Machine\n" + topo::describe(node) + "\n# Cluster view priced" +
+         (o.layout.file ? " (" + o.layout.file->source + ")" : std::string()) + "\n" + cluster->describe() + "\n";
   out += "# Plans (float32; bytes = count x 4 with NCCL's count: per rank's block for all-gather,\n#  reduce-scatter, all-to-all, gather and scatter; predicted time by the cost model)\n";
   char line[200];
   std::snprintf(line, sizeof line, "%-14s %12s  %-13s %12s  %-13s %12s\n", "collective", "bytes", "choice",

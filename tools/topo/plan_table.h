@@ -7,14 +7,13 @@
 #include <string>
 
 #include "compression/form/spec.h"
+#include "tools/common/file_cluster.h"
 #include "topology/node.h"
 
 namespace dc::tools {
 
 struct TableOptions {
-  int hosts = 1;
-  int ranks_per_host = 8;
-  bool shared_memory = true;
+  Layout layout;  // hosts, ranks per host, shared memory, topology file
   uint64_t min_bytes = 8;
   uint64_t max_bytes = 1ull << 30;
   uint64_t factor = 4;
