@@ -30,7 +30,7 @@ awk -v s="$shm_gbs" -v g="$net_gbs" 'BEGIN { exit !(s >= 5 * g) }' ||
 grep -q '"calibration": {"alpha_us": ' "$work/calibrated.json" || fail "no calibration in the file: $(cat "$work/calibrated.json")"
 
 # The file loads back: the second run's model columns are the first run's fit.
-out2=$(DEEPCOMM_TOPO_FILE="$work/calibrated.json" run "$calibrate" -e 64K -o "$work/again.json" 2>&1) ||
+out2=$(DEEPCOMM_TOPO_FILE="$work/calibrated.json" run "$calibrate" -e 4M -o "$work/again.json" 2>&1) ||
   fail "a run with the calibrated file: $out2"
 printf '%s\n' "$out2"
 model_alpha=$(column "$out2" network 8)

@@ -32,7 +32,8 @@ std::string format_table(const std::vector<TierResult>& results) {
     const double model_gbs = r.pair.model.bandwidth_Bps / 1e9;  // 0: unlimited (memory-bound)
     if (!r.fit) {
       const char* why = r.pair.leader < 0 ? "no pair of ranks uses this tier: not measured"
-                                          : "too few sizes measured to fit (deadline too short?)";
+                        : r.sizes < 2     ? "too few sizes measured to fit (raise --seconds)"
+                                          : "no fit: time did not grow with size over the largest sizes (raise -e)";
       out += printf_string("%-16s %-9s %5d %s\n", r.pair.name.c_str(), ranks.c_str(), r.sizes, why);
       continue;
     }
