@@ -105,8 +105,7 @@ TierResult measure(dcComm_t comm, int rank, const dc::calibrate::TierPair& pair,
   const std::vector<size_t> sizes = sizes_of(o);
   std::vector<double> seconds(sizes.size(), 0);
   if (rank == pair.leader || rank == pair.follower) {
-    const dc::calibrate::PingPongPlan plan{sizes, o.reps,
-                                           std::chrono::steady_clock::now() + std::chrono::seconds(o.seconds)};
+    const dc::calibrate::PingPongPlan plan{sizes, o.reps, std::chrono::seconds(o.seconds)};
     const auto points = dc::calibrate::ping_pong(comm, rank, pair.leader, pair.follower, plan);
     for (size_t i = 0; i < points.size(); ++i) seconds[i] = points[i].seconds;
   }
@@ -146,6 +145,11 @@ int calibrate(dcComm_t comm, const Options& o) {
   std::printf("# deepcomm-calibrate: %d ranks on %d hosts; time = alpha + beta * bytes, one way\n", nranks,
               view.nhosts());
   std::fputs(dc::calibrate::format_table(results).c_str(), stdout);
+  const int planned = static_cast<int>(sizes_of(o).size());
+  for (const TierResult& r : results)
+    if (r.sizes > 0 && r.sizes < planned)
+      std::printf("# %s: --seconds stopped the sizes at %zu bytes; beta may be short of the sustained rate\n",
+                  r.pair.name.c_str(), sizes_of(o)[r.sizes - 1]);
   if (view.nhosts() < 2)
     std::printf("# one host only: no network tier measured; the file holds only the tiers measured\n");
   std::printf("# the tier inside a host is printed only: the topology file has no place for it\n");

@@ -45,6 +45,7 @@ std::vector<FitPoint> ping_pong(dcComm_t comm, int self, int leader, int followe
     follow(comm, leader, plan.reps, buffer);
     return {};
   }
+  const auto deadline = Clock::now() + plan.budget;
   std::vector<FitPoint> points;
   double last_round_s = 0;
   size_t last_size = 0;
@@ -52,7 +53,7 @@ std::vector<FitPoint> ping_pong(dcComm_t comm, int self, int leader, int followe
     // The next size takes about (reps + 1) round trips, each scaled from the last size's.
     const double scale = last_size ? static_cast<double>(size) / static_cast<double>(last_size) : 1;
     const auto estimate = std::chrono::duration<double>(last_round_s * std::max(scale, 1.0) * (plan.reps + 1));
-    if (Clock::now() + std::chrono::duration_cast<Clock::duration>(estimate) > plan.deadline) break;
+    if (Clock::now() + std::chrono::duration_cast<Clock::duration>(estimate) > deadline) break;
     const uint64_t control = size;
     send(&control, sizeof control, follower, comm);
     std::vector<double> rounds;
