@@ -29,7 +29,9 @@ std::string format_table(const std::vector<TierResult>& results) {
                                   "alpha_us", "beta_ns/B", "GB/s", "resid_%", "model_a_us", "model_GB/s");
   for (const TierResult& r : results) {
     const std::string ranks = r.pair.leader < 0 ? "-" : printf_string("%d<->%d", r.pair.leader, r.pair.follower);
-    const double model_gbs = r.pair.model.bandwidth_Bps / 1e9;  // 0: unlimited (memory-bound)
+    // A bandwidth of 0 is unlimited: the model prices that tier's bytes as memory traffic.
+    const std::string model_gbs =
+        r.pair.model.bandwidth_Bps > 0 ? printf_string("%.3f", r.pair.model.bandwidth_Bps / 1e9) : "memory";
     if (!r.fit) {
       const char* why = r.pair.leader < 0 ? "no pair of ranks uses this tier: not measured"
                         : r.sizes < 2     ? "too few sizes measured to fit (raise --seconds)"
@@ -38,9 +40,9 @@ std::string format_table(const std::vector<TierResult>& results) {
       continue;
     }
     const topo::TierCalibration c = calibration_of(*r.fit);
-    out += printf_string("%-16s %-9s %5d %10.3f %12.6f %10.3f %9.2f %12.3f %10.3f\n", r.pair.name.c_str(),
+    out += printf_string("%-16s %-9s %5d %10.3f %12.6f %10.3f %9.2f %12.3f %10s\n", r.pair.name.c_str(),
                          ranks.c_str(), r.sizes, c.alpha_us, c.beta_ns_per_byte, 1 / c.beta_ns_per_byte,
-                         r.fit->rms_relative_residual * 100, r.pair.model.latency_s * 1e6, model_gbs);
+                         r.fit->rms_relative_residual * 100, r.pair.model.latency_s * 1e6, model_gbs.c_str());
   }
   return out;
 }
