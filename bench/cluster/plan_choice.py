@@ -114,17 +114,19 @@ def predictions(a, result, topo_rate_gbps):
         topo = a.topo_file or os.path.join(work, "t.json")
         if not a.topo_file:
             topology_file(topo, topo_rate_gbps, a.latency_us)
-        argv = [sim, "--topo-file", topo, "--ranks-per-host", ",".join(map(str, result["layout"])),
-                "--hosts", str(len(result["layout"])), "-b", a.b, "-e", a.e, "-f", a.f, "--json"]
+        layout = result["layout"]
+        if len(set(layout)) != 1:
+            return {}  # deepcomm-sim lays out the same number of ranks on every host
+        argv = [sim, "--topo-file", topo, "--hosts", str(len(layout)), "--ranks-per-host", str(layout[0]),
+                "-b", a.b, "-e", a.e, "-f", a.f, "--json"]
         p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         if p.returncode != 0:
             print(f"deepcomm-sim failed: {p.stderr.strip()}", file=sys.stderr)
             return {}
         out = {}
-        for row in json.loads(p.stdout).get("rows", []):
-            if row.get("collective", "all_reduce") not in ("all_reduce", "AllReduce", "allreduce"):
-                continue
-            out.setdefault(row["algorithm"], {})[str(row["bytes"])] = row["predicted_us"]
+        for row in json.loads(p.stdout)["rows"]:
+            if row["collective"] == "AllReduce":
+                out.setdefault(row["algorithm"], {})[str(row["bytes"])] = row["predicted_seconds"] * 1e6
         return out
     finally:
         shutil.rmtree(work, ignore_errors=True)
