@@ -89,7 +89,9 @@ class Connection {
   virtual void flush(std::function<void()> done) = 0;
   // Ends the receives of operation (comm, seq) still waiting here with dcSystemError and makes sure
   // nothing arriving later is written into their buffers (an operation that failed returns its
-  // buffers to the user, who may reuse them at once).
+  // buffers to the user, who may reuse them at once). Its sends not yet on the wire end too; a
+  // send the transport is still reading from ends when it let go of the buffer (the operation
+  // waits for that, bounded). Messages of the operation that arrive later are dropped or refused.
   virtual void cancel(uint64_t comm, uint64_t seq) = 0;
   virtual const char* transport_name() const = 0;
   virtual TransportCounters counters() const = 0;
