@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
-#include <map>
 
 #include <boost/asio/steady_timer.hpp>
 
@@ -113,17 +112,16 @@ void Operation::cancel_transfers() {
 
 void Operation::post_send(int peer, const Tag& tag, const void* buf, size_t len,
                           std::function<void(const Status&)> then) {
-  ++sends_in_flight_[peer];
+  ++sends_in_flight_;
   auto self = shared_from_this();
-  comm_->peer(peer)->send(tag, buf, len, [self, peer, then = std::move(then)](const Status& s, size_t) {
-    self->send_ended(peer);
+  comm_->peer(peer)->send(tag, buf, len, [self, then = std::move(then)](const Status& s, size_t) {
+    self->send_ended();
     then(s);
   });
 }
 
-void Operation::send_ended(int peer) {
-  auto it = sends_in_flight_.find(peer);
-  if (--it->second == 0) sends_in_flight_.erase(it);
+void Operation::send_ended() {
+  --sends_in_flight_;
   if (completed_ && !buffers_in_use()) release();  // the operation ended while this send ran
 }
 
@@ -131,9 +129,9 @@ void Operation::bound_send_drain() {
   auto timer = std::make_shared<boost::asio::steady_timer>(Engine::instance().io(), kSendDrainAfterFailure);
   auto self = shared_from_this();
   timer->async_wait([self, timer](const boost::system::error_code&) {
-    if (self->released_ || self->sends_in_flight_.empty()) return;
-    DC_INFO("DeepComm: a failed operation returns its buffers with %zu peer(s)' sends still announced",
-            self->sends_in_flight_.size());
+    if (self->released_ || self->sends_in_flight_ == 0) return;
+    DC_INFO("DeepComm: a failed operation returns its buffers with %d send(s) still announced",
+            self->sends_in_flight_);
     self->release();
   });
 }
@@ -320,7 +318,7 @@ void Operation::complete(const Status& status) {
     // No late message of this operation may land in buffers the caller gets back, and no send may
     // read them after: receives end, unsent frames are dropped, the rest is waited for (bounded).
     cancel_transfers();
-    if (!sends_in_flight_.empty()) bound_send_drain();
+    if (sends_in_flight_ > 0) bound_send_drain();
     // A failed step fails the whole communicator: the other ranks must not wait for this one. The
     // collectives before this one are complete here, so the others may still finish theirs.
     fail_comm(comm_, status, is_collective() ? seq_ : 0);

@@ -10,7 +10,6 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -81,10 +80,10 @@ class Operation : public std::enable_shared_from_this<Operation> {
   void complete(const Status& status);
   // Gives the buffers back (queue, batch, in-flight count) once no codec job or send still uses them.
   void release();
-  bool buffers_in_use() const { return codec_jobs_ > 0 || !sends_in_flight_.empty(); }
+  bool buffers_in_use() const { return codec_jobs_ > 0 || sends_in_flight_ > 0; }
   // Every send goes through here: the operation keeps its buffers until the transport let go of them.
   void post_send(int peer, const Tag& tag, const void* buf, size_t len, std::function<void(const Status&)> then);
-  void send_ended(int peer);
+  void send_ended();
   // After a failure: waits a bounded time for sends still in flight, then releases anyway (a peer
   // that failed before posting a receive never takes an announced message).
   void bound_send_drain();
@@ -123,7 +122,7 @@ class Operation : public std::enable_shared_from_this<Operation> {
   float* residual_ = nullptr;      // error feedback (BufId::Residual)
   std::vector<uint64_t> lengths_;  // run-time message lengths, by slot
   int codec_jobs_ = 0;             // codec jobs on workers; release waits for them
-  std::map<int, int> sends_in_flight_;  // per peer: sends the transport has not ended; release waits
+  int sends_in_flight_ = 0;        // sends the transport has not ended; release waits for them
   Status final_status_;
   dcCompressStats_t stats_{};
   std::chrono::steady_clock::time_point started_;

@@ -130,12 +130,12 @@ bool MessageChannel::cancelled_op(const Tag& tag) const {
          cancelled_ops_.end();
 }
 
-void MessageChannel::refuse_cancelled(const FrameHeader& rts) {
+void MessageChannel::refuse_rts(const FrameHeader& rts, const Tag& tag, uint32_t flags) {
   FrameHeader h;
   h.type = FrameType::Cts;
-  h.tag = rts.tag;
+  h.tag = tag;
   h.id = rts.id;
-  h.flags = kFrameCancelled;
+  h.flags = flags;
   enqueue(h, nullptr, 0);
 }
 
@@ -157,7 +157,7 @@ void MessageChannel::cancel(uint64_t comm, uint64_t seq) {
         return_credit(u.header.length);
       } else {
         --unexpected_rts_;
-        refuse_cancelled(u.header);
+        refuse_rts(u.header, u.header.tag, kFrameCancelled);
       }
     }
     it = unexpected_.erase(it);
@@ -306,7 +306,7 @@ void MessageChannel::on_eager() {
 void MessageChannel::on_rts() {
   const FrameHeader h = in_;
   if (RecvPtr op = pop_posted(h.tag)) return match_rts(op, h);
-  if (cancelled_op(h.tag)) return refuse_cancelled(h);
+  if (cancelled_op(h.tag)) return refuse_rts(h, h.tag, kFrameCancelled);
   if (unexpected_rts_ >= kMaxUnexpectedRts) return protocol_error("too many unexpected rendezvous announcements");
   fail_mismatched_receives(h.tag);
   unexpected_[h.tag].push_back(Unexpected{h, {}});
@@ -407,12 +407,8 @@ void MessageChannel::match_rts(const RecvPtr& op, const FrameHeader& rts) {
   const bool mismatch = signatures_differ(op->tag, rts.tag);
   if (mismatch || rts.length > op->capacity) {
     finish_recv(op, mismatch ? signature_mismatch(rts.tag.check) : too_long(rts.length, op->capacity), 0);
-    FrameHeader h;
-    h.type = FrameType::Cts;
-    h.tag = op->tag;  // the receiver's signature travels back in tag.check
-    h.id = rts.id;
-    h.flags = mismatch ? kFrameMismatch : kFrameRejected;
-    return enqueue(h, nullptr, 0);
+    // The receiver's signature travels back in tag.check.
+    return refuse_rts(rts, op->tag, mismatch ? kFrameMismatch : kFrameRejected);
   }
   op->expected = rts.length;
   rendezvous_matched(op, rts);

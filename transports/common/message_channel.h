@@ -160,7 +160,8 @@ class MessageChannel : public std::enable_shared_from_this<MessageChannel> {
   // (eager, credit returned) or refused (announcements), so no sender waits on them.
   std::deque<std::pair<uint64_t, uint64_t>> cancelled_ops_;
   bool cancelled_op(const Tag& tag) const;
-  void refuse_cancelled(const FrameHeader& rts);
+  // Answers an announcement with a CTS that refuses it (flags say why; no payload follows).
+  void refuse_rts(const FrameHeader& rts, const Tag& tag, uint32_t flags);
   std::unordered_map<uint64_t, RecvPtr> rendezvous_recvs_;  // receiving Data/Slot frames
   RecvPtr eager_in_flight_;  // matched to the eager frame whose payload is being read
   uint64_t next_id_ = 1;
