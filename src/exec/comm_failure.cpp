@@ -101,6 +101,9 @@ void post_control_receive(const std::shared_ptr<ControlChannel>& channel, int pe
                            if (!c) return;
                            if (!s.ok()) {
                              channel->gone.push_back(peer);
+                             // The first failure is logged by fail_comm; a later one is the clue
+                             // when a rank sees more ranks gone than died.
+                             if (c->failed) DC_INFO("DeepComm: rank %d is gone too: %s", peer, s.message.c_str());
                              fail_comm(c, Status::failure(dcRemoteError,
                                  "DeepComm: rank " + std::to_string(peer) + " is gone: " + s.message));
                              return;

@@ -5,6 +5,8 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <string>
 #include <thread>
 
 #include "tests/faults/fault_support.h"
@@ -61,7 +63,10 @@ TEST_P(RankDeath, SurvivorsFailFastThenShrink) {
             if (!count) std::this_thread::sleep_for(std::chrono::milliseconds(10));
           }
           if (count != 1 || failed[0] != victim) {
-            fprintf(stderr, "rank %d: %d failed ranks, first %d\n", rank, count, count ? failed[0] : -1);
+            std::string seen;
+            for (int i = 0; i < std::min(count, 8); ++i) seen += " " + std::to_string(failed[i]);
+            fprintf(stderr, "rank %d: %d failed ranks:%s (the log at DEEPCOMM_DEBUG=INFO says why each is gone)\n",
+                    rank, count, seen.c_str());
             return 7;
           }
           dcComm_t survivors = nullptr;

@@ -7,6 +7,8 @@
 #include <boost/asio/error.hpp>
 #include <boost/asio/post.hpp>
 
+#include "src/base/log.h"
+
 namespace dc {
 
 namespace {
@@ -540,13 +542,17 @@ void MessageChannel::fail_from_error(const boost::system::error_code& ec, const 
                         std::to_string(peer_) + ": " +
                         (peer_gone ? "peer closed the connection" : "error") + " while " + what +
                         " (" + ec.message() + ")";
+  if (!peer_gone) DC_WARN("%s", message.c_str());  // a local fault, not a peer leaving
   close(Status::failure(peer_gone ? dcRemoteError : dcSystemError, message));
 }
 
 void MessageChannel::protocol_error(const std::string& what) {
-  close(Status::failure(dcRemoteError, std::string(transport_name_) + " connection to rank " +
-                                           std::to_string(peer_) + ": protocol error: " + what +
-                                           "; the connection is closed"));
+  const Status status = Status::failure(dcRemoteError, std::string(transport_name_) + " connection to rank " +
+                                                           std::to_string(peer_) + ": protocol error: " + what +
+                                                           "; the connection is closed");
+  // Logged here too: the communicator may have failed already and then reports only its first cause.
+  DC_WARN("%s", status.message.c_str());
+  close(status);
 }
 
 OwnedConnection::~OwnedConnection() {
