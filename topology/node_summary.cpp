@@ -110,6 +110,12 @@ NodeSummary summarize(const NodeTopology& node) {
   return s;
 }
 
+bool has_active_rdma_port(const NodeSummary& summary) {
+  for (const SummaryNic& nic : summary.nics)
+    if (!nic.rdma_device.empty() && nic.port > 0 && nic.state == LinkState::Up) return true;
+  return false;
+}
+
 std::string check_summary(const NodeSummary& s) {
   if (!is_valid_name(s.host, kMaxHostNameBytes)) return "host: not a valid host name";
   for (auto [count, name] : {std::pair{s.packages, "packages"}, {s.numa_nodes, "numa_nodes"}, {s.cores, "cores"}}) {

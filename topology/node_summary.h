@@ -61,6 +61,10 @@ bool is_valid_name(std::string_view name, size_t limit);
 
 NodeSummary summarize(const NodeTopology& node);
 
+// Whether the node has an RDMA port (InfiniBand or RoCE) whose link is up: what makes the
+// `auto` transport choice send between hosts through UCX.
+bool has_active_rdma_port(const NodeSummary& summary);
+
 // Empty when the summary is consistent; else what is wrong ("nics[2].rail: 3 is also nics[0]'s").
 std::string check_summary(const NodeSummary& summary);
 

@@ -80,14 +80,26 @@ RankCard open_transports(dcComm* comm, const Secret& secret) {
   card.node = summary_to_card(local_node_summary());
   auto links = comm->exec.links;
   const TransportChoice choice = comm->config.transport;
+  // `auto` offers UCX too where this node has an RDMA port that is up; a peer on another host
+  // that offers it as well is then reached through UCX (pick_transport).
+  const bool auto_ucx = choice == TransportChoice::Auto && topo::has_active_rdma_port(local_node_summary());
   card.addresses = call_on_engine(
-      [links, options, choice] {
+      [links, options, choice, auto_ucx] {
         std::map<std::string, std::string> addresses;
         using T = TransportChoice;
         if (choice == T::Auto || choice == T::Tcp) links->transports.push_back(make_tcp_transport(options));
         if (choice == T::Auto || choice == T::Shm || choice == T::Ucx)
           links->transports.push_back(make_shm_transport(options));
         if (choice == T::Ucx || choice == T::UcxAll) links->transports.push_back(make_ucx_transport(options));
+        if (auto_ucx) {
+          // Optional here: without UCX (not built, libucp not loadable) the hosts talk over TCP.
+          try {
+            links->transports.push_back(make_ucx_transport(options));
+          } catch (const Error& e) {
+            DC_INFO("DeepComm: an RDMA port is up but UCX is not usable, so TCP carries the bytes between hosts: %s",
+                    e.what());
+          }
+        }
         for (auto& t : links->transports) addresses[t->name()] = t->address();
         return addresses;
       },
@@ -132,7 +144,10 @@ const char* pick_transport(const Config& config, const RankCard& me, const RankC
     case TransportChoice::Auto:
       break;
   }
-  return same_host ? "shm" : "tcp";
+  if (same_host) return "shm";
+  // Both ends offer UCX only where their nodes have an RDMA port up: the choice is the same on both.
+  const bool both_ucx = me.addresses.count("ucx") && peer.addresses.count("ucx");
+  return both_ucx ? "ucx" : "tcp";
 }
 
 }  // namespace

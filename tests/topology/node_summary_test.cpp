@@ -47,6 +47,21 @@ TEST(NodeSummary, RoundTrip) {
   EXPECT_EQ(decode_summary(encode_summary(empty)), empty);
 }
 
+// What makes `auto` offer UCX: an RDMA port (InfiniBand or RoCE) whose link is up.
+TEST(NodeSummary, ActiveRdmaPort) {
+  NodeSummary s = sample();
+  EXPECT_TRUE(has_active_rdma_port(s));
+  s.nics[0].state = LinkState::Down;
+  EXPECT_TRUE(has_active_rdma_port(s));  // the RoCE port mlx5_2:1 is still up
+  s.nics[2].state = LinkState::Unknown;
+  EXPECT_FALSE(has_active_rdma_port(s));
+  s.nics[1].state = LinkState::Up;  // a plain interface is no RDMA port
+  EXPECT_FALSE(has_active_rdma_port(s));
+  s.nics[0].state = LinkState::Up;
+  s.nics[0].port = 0;  // a device without a port number
+  EXPECT_FALSE(has_active_rdma_port(s));
+}
+
 TEST(NodeSummary, OfDetectedNodes) {
   DC_REQUIRE_HWLOC();
   for (const char* xml : {"nvidiaDGX2-ib8.xml", "nvidiaDGX2-sparse.xml", "32em64t-2n8c2t-pci-normalio.xml", "nvidiaDGX2.xml"}) {
