@@ -42,6 +42,18 @@ inline Status signature_mismatch(uint64_t peer_check) {
   return s;
 }
 
+// How a receive ends when its operation is cancelled (cancel() below).
+inline Status receive_cancelled() {
+  return Status::failure(dcSystemError, "DeepComm: receive cancelled: its operation failed");
+}
+
+// How a receive ends when the message is longer than its buffer.
+inline Status message_too_long(size_t len, size_t capacity) {
+  return Status::failure(dcInvalidUsage, "received message of " + std::to_string(len) +
+                                             " bytes is larger than the posted buffer of " +
+                                             std::to_string(capacity) + " bytes");
+}
+
 struct TagHash {
   size_t operator()(const Tag& t) const {
     uint64_t h = t.comm * 0x9E3779B97F4A7C15ull ^ (t.seq + 0x632BE59BD9B4E019ull + (t.comm << 6));

@@ -221,6 +221,46 @@ std::string cancelled_receives(RankContext& ctx) {
   return "";
 }
 
+std::string late_messages_of_cancelled(RankContext& ctx) {
+  // 100 x 60000 B is more than the eager window: only credit returned for the dropped ones lets
+  // the later ones go eagerly, and the 4 MiB one is an announcement that must be refused.
+  constexpr size_t kCount = 100, kSize = 60000, kLarge = 4 << 20;
+  const Tag go{7, 1, 0}, after{7, 2, 0};
+  if (ctx.rank == 1) {
+    auto conn = ctx.conn;
+    ctx.io->call([conn] { conn->cancel(7, 5); });  // before anything of operation 5 arrived
+    char go_byte = 1;
+    OpResult g = ctx.send(go, &go_byte, 1).wait();
+    SCENARIO_CHECK(ctx, g.status.ok(), describe(g));
+    char* in = ctx.buffer(kSize);
+    OpResult a = ctx.recv(after, in, kSize).wait();
+    SCENARIO_CHECK(ctx, a.status.ok() && a.bytes == kSize, "the next operation: " + describe(a));
+    SCENARIO_CHECK(ctx, check_pattern(in, kSize, seed_of(0, 7, 2)).empty(), "the next operation's data");
+    return "";
+  }
+  char go_byte = 0;
+  OpResult g = ctx.recv(go, &go_byte, 1).wait();  // rank 1 cancelled operation 5 by now
+  SCENARIO_CHECK(ctx, g.status.ok(), describe(g));
+  const TransportCounters before = ctx.counters();
+  std::vector<PendingOp> sends;
+  char* small = ctx.buffer(kSize, 's');
+  for (size_t i = 0; i < kCount; ++i) sends.push_back(ctx.send(Tag{7, 5, i}, small, kSize));
+  sends.push_back(ctx.send(Tag{7, 5, kCount}, ctx.buffer(kLarge, 'l'), kLarge));
+  // Every send ends without error and without a receive: the peer dropped or refused it.
+  for (auto& send : sends) {
+    OpResult r = send.wait(5000);
+    SCENARIO_CHECK(ctx, r.status.ok(), "a send of the cancelled operation: " + describe(r));
+  }
+  const TransportCounters mid = ctx.counters();
+  SCENARIO_CHECK(ctx, mid.bytes_sent - before.bytes_sent <= kCount * kSize,
+                 "the refused announcement counted as sent: " + std::to_string(mid.bytes_sent - before.bytes_sent));
+  char* out = ctx.buffer(kSize);
+  fill_pattern(out, kSize, seed_of(0, 7, 2));
+  OpResult a = ctx.send(after, out, kSize).wait();
+  SCENARIO_CHECK(ctx, a.status.ok(), "the next operation: " + describe(a));
+  return "";
+}
+
 std::string unexpected_messages(RankContext& ctx) {
   // 150 x 60000 B is more than the eager window: the later ones must fall back to rendezvous.
   constexpr size_t kCount = 150;

@@ -22,6 +22,10 @@ std::string sent_then_closed(RankContext& ctx);
 // message is arriving; rank 0 then sends: the receives end with dcSystemError, nothing is written
 // into their buffers once that is reported, and other operations on the connection are unaffected.
 std::string cancelled_receives(RankContext& ctx);
+// Rank 1 cancels an operation before anything of it arrived; rank 0 then sends it more eager data
+// than the window and one rendezvous message: every send ends without error (dropped, credit
+// returned; the announcement refused) and the next operation passes.
+std::string late_messages_of_cancelled(RankContext& ctx);
 // Receives through a piece sink, both ways at once: eager messages land in the buffer and skip
 // the sink; rendezvous messages (up to several MiB and odd sizes) reach the sink in order, in
 // pieces of at most kPieceBytes that cover the message exactly, and leave the buffer untouched.

@@ -85,6 +85,7 @@ TEST_P(ShmTwoRanks, PiecesInOrder) { EXPECT_EQ("", run(pieces_in_order)); }
 TEST_P(ShmTwoRanks, TagsMatchedNotOrder) { EXPECT_EQ("", run(reverse_tags)); }
 TEST_P(ShmTwoRanks, UnexpectedMessages) { EXPECT_EQ("", run(unexpected_messages)); }
 TEST_P(ShmTwoRanks, CancelledReceives) { EXPECT_EQ("", run(cancelled_receives)); }
+TEST_P(ShmTwoRanks, LateMessagesOfACancelledOperation) { EXPECT_EQ("", run(late_messages_of_cancelled)); }
 TEST_P(ShmTwoRanks, SentThenClosed) { EXPECT_EQ("", run(sent_then_closed, RunOptions{false, true})); }
 TEST_P(ShmTwoRanks, ShortAndTooLong) { EXPECT_EQ("", run(short_and_too_long)); }
 INSTANTIATE_TEST_SUITE_P(Ranks, ShmTwoRanks,

@@ -20,6 +20,7 @@ TEST_P(TcpTwoRanks, PiecesInOrder) { EXPECT_EQ("", run_two_ranks(GetParam(), tcp
 TEST_P(TcpTwoRanks, TagsMatchedNotOrder) { EXPECT_EQ("", run_two_ranks(GetParam(), tcp(), reverse_tags)); }
 TEST_P(TcpTwoRanks, UnexpectedMessages) { EXPECT_EQ("", run_two_ranks(GetParam(), tcp(), unexpected_messages)); }
 TEST_P(TcpTwoRanks, CancelledReceives) { EXPECT_EQ("", run_two_ranks(GetParam(), tcp(), cancelled_receives)); }
+TEST_P(TcpTwoRanks, LateMessagesOfACancelledOperation) { EXPECT_EQ("", run_two_ranks(GetParam(), tcp(), late_messages_of_cancelled)); }
 TEST_P(TcpTwoRanks, SentThenClosed) { EXPECT_EQ("", run_two_ranks(GetParam(), tcp(), sent_then_closed, RunOptions{false, true})); }
 TEST_P(TcpTwoRanks, ShortAndTooLong) { EXPECT_EQ("", run_two_ranks(GetParam(), tcp(), short_and_too_long)); }
 

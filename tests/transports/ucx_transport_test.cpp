@@ -81,6 +81,7 @@ TEST_P(UcxTwoRanks, PiecesByDefault) { EXPECT_EQ("", run(pieces_by_default)); }
 TEST_P(UcxTwoRanks, TagsMatchedNotOrder) { EXPECT_EQ("", run(reverse_tags)); }
 TEST_P(UcxTwoRanks, UnexpectedMessages) { EXPECT_EQ("", run(unexpected_messages)); }
 TEST_P(UcxTwoRanks, CancelledReceives) { EXPECT_EQ("", run(cancelled_receives)); }
+TEST_P(UcxTwoRanks, LateMessagesOfACancelledOperation) { EXPECT_EQ("", run(late_messages_of_cancelled)); }
 TEST_P(UcxTwoRanks, SentThenClosed) { EXPECT_EQ("", run(sent_then_closed, RunOptions{false, true})); }
 TEST_P(UcxTwoRanks, ShortAndTooLong) { EXPECT_EQ("", run(short_and_too_long)); }
 TEST_P(UcxTwoRanks, PeerKilledMidTransfer) { EXPECT_EQ("", run(peer_killed, RunOptions{true})); }

@@ -16,18 +16,6 @@ namespace {
 // What one eager message costs the sender's window: its payload plus the receiver's bookkeeping.
 size_t eager_cost(size_t len) { return len + sizeof(FrameHeader); }
 
-// Cancelled operations remembered per connection (a failure cancels one, shrink and retries a few).
-constexpr size_t kRememberedCancels = 64;
-
-Status cancelled() {
-  return Status::failure(dcSystemError, "DeepComm: receive cancelled: its operation failed");
-}
-
-Status too_long(size_t len, size_t capacity) {
-  return Status::failure(dcInvalidUsage, "received message of " + std::to_string(len) +
-                                             " bytes is larger than the posted buffer of " +
-                                             std::to_string(capacity) + " bytes");
-}
 
 // One async_write carries at most this many queued frames / payload bytes.
 constexpr size_t kMaxBatchFrames = 64;
@@ -127,11 +115,6 @@ void MessageChannel::flush(std::function<void()> done) {
   notify_flushed();
 }
 
-bool MessageChannel::cancelled_op(const Tag& tag) const {
-  return std::find(cancelled_ops_.begin(), cancelled_ops_.end(), std::make_pair(tag.comm, tag.seq)) !=
-         cancelled_ops_.end();
-}
-
 void MessageChannel::refuse_rts(const FrameHeader& rts, const Tag& tag, uint32_t flags) {
   FrameHeader h;
   h.type = FrameType::Cts;
@@ -143,10 +126,7 @@ void MessageChannel::refuse_rts(const FrameHeader& rts, const Tag& tag, uint32_t
 
 void MessageChannel::cancel(uint64_t comm, uint64_t seq) {
   auto of_operation = [&](const Tag& t) { return t.comm == comm && t.seq == seq; };
-  if (!cancelled_op(Tag{comm, seq, 0, 0})) {
-    cancelled_ops_.emplace_back(comm, seq);
-    if (cancelled_ops_.size() > kRememberedCancels) cancelled_ops_.pop_front();
-  }
+  cancelled_ops_.remember(comm, seq);
   // What the peer already sent for it and nobody will take: eager payloads go (their credit back),
   // announcements are refused so that the sender's rendezvous ends.
   for (auto it = unexpected_.begin(); it != unexpected_.end();) {
@@ -169,7 +149,7 @@ void MessageChannel::cancel(uint64_t comm, uint64_t seq) {
       ++it;
       continue;
     }
-    for (auto& op : it->second) finish_recv(op, cancelled(), 0);
+    for (auto& op : it->second) finish_recv(op, receive_cancelled(), 0);
     it = posted_.erase(it);
   }
   if (eager_in_flight_ && of_operation(eager_in_flight_->tag)) eager_in_flight_->discard = true;
@@ -185,9 +165,9 @@ void MessageChannel::cancel(uint64_t comm, uint64_t seq) {
     }
     if (h.type == FrameType::Eager) eager_outstanding_ -= eager_cost(h.length);
     if (h.type == FrameType::Rts) {
-      if (SendPtr op = take_rendezvous_send(h.id)) finish_send(op, cancelled());
+      if (SendPtr op = take_rendezvous_send(h.id)) finish_send(op, receive_cancelled());
     }
-    if (it->written) it->written(cancelled());
+    if (it->written) it->written(receive_cancelled());
     it = write_queue_.erase(it);
   }
   if (rendezvous_send_droppable()) {
@@ -196,7 +176,7 @@ void MessageChannel::cancel(uint64_t comm, uint64_t seq) {
         ++it;
         continue;
       }
-      finish_send(it->second, cancelled());
+      finish_send(it->second, receive_cancelled());
       cancelled_sends_.insert(it->first);
       it = rendezvous_sends_.erase(it);
     }
@@ -206,7 +186,7 @@ void MessageChannel::cancel(uint64_t comm, uint64_t seq) {
     if (!of_operation(op->tag)) continue;
     op->discard = true;
     // A piece being read into the buffer ends first: the receive reports only after it.
-    if (!op->reading) finish_recv(op, cancelled(), 0);
+    if (!op->reading) finish_recv(op, receive_cancelled(), 0);
   }
 }
 
@@ -280,7 +260,7 @@ void MessageChannel::on_eager() {
     return read_payload(op->buf, h.length, [this, op, h] {
       eager_in_flight_ = nullptr;
       return_credit(h.length);
-      if (op->discard) finish_recv(op, cancelled(), 0);  // reported once nothing more lands in buf
+      if (op->discard) finish_recv(op, receive_cancelled(), 0);  // reported once nothing more lands in buf
       else finish_recv(op, Status::success(), h.length);
       read_header();
     });
@@ -292,10 +272,10 @@ void MessageChannel::on_eager() {
     RecvPtr target = op ? op : pop_posted(h.tag);  // a receive may have been posted meanwhile
     if (target && target->discard) {
       return_credit(h.length);
-      finish_recv(target, cancelled(), 0);
+      finish_recv(target, receive_cancelled(), 0);
     } else if (target) {
       deliver_eager(target, h, payload->data());
-    } else if (cancelled_op(h.tag)) {
+    } else if (cancelled_ops_.contains(h.tag)) {
       return_credit(h.length);  // its operation was cancelled here: nobody will take it
     } else {
       fail_mismatched_receives(h.tag);
@@ -308,7 +288,7 @@ void MessageChannel::on_eager() {
 void MessageChannel::on_rts() {
   const FrameHeader h = in_;
   if (RecvPtr op = pop_posted(h.tag)) return match_rts(op, h);
-  if (cancelled_op(h.tag)) return refuse_rts(h, h.tag, kFrameCancelled);
+  if (cancelled_ops_.contains(h.tag)) return refuse_rts(h, h.tag, kFrameCancelled);
   if (unexpected_rts_ >= kMaxUnexpectedRts) return protocol_error("too many unexpected rendezvous announcements");
   fail_mismatched_receives(h.tag);
   unexpected_[h.tag].push_back(Unexpected{h, {}});
@@ -350,7 +330,7 @@ void MessageChannel::read_data(const RecvPtr& op, const FrameHeader& h, size_t d
   op->reading = to_buffer;
   read_payload(into, n, [this, op, h, done, n] {
     op->reading = false;
-    if (op->discard) finish_recv(op, cancelled(), 0);
+    if (op->discard) finish_recv(op, receive_cancelled(), 0);
     else if (n && op->sink) op->sink(piece_buffer(), h.offset + done, n);
     if (done + n < h.length) return read_data(op, h, done + n);
     payload_arrived(op, h);
@@ -389,7 +369,7 @@ void MessageChannel::read_payload(void* dst, size_t len, std::function<void()> t
 void MessageChannel::deliver_eager(const RecvPtr& op, const FrameHeader& h, const char* payload) {
   return_credit(h.length);
   if (signatures_differ(op->tag, h.tag)) return finish_recv(op, signature_mismatch(h.tag.check), 0);
-  if (h.length > op->capacity) return finish_recv(op, too_long(h.length, op->capacity), 0);
+  if (h.length > op->capacity) return finish_recv(op, message_too_long(h.length, op->capacity), 0);
   if (h.length) std::memcpy(op->buf, payload, h.length);
   finish_recv(op, Status::success(), h.length);
 }
@@ -408,7 +388,7 @@ void MessageChannel::return_credit(size_t len) {
 void MessageChannel::match_rts(const RecvPtr& op, const FrameHeader& rts) {
   const bool mismatch = signatures_differ(op->tag, rts.tag);
   if (mismatch || rts.length > op->capacity) {
-    finish_recv(op, mismatch ? signature_mismatch(rts.tag.check) : too_long(rts.length, op->capacity), 0);
+    finish_recv(op, mismatch ? signature_mismatch(rts.tag.check) : message_too_long(rts.length, op->capacity), 0);
     // The receiver's signature travels back in tag.check.
     return refuse_rts(rts, op->tag, mismatch ? kFrameMismatch : kFrameRejected);
   }

@@ -26,6 +26,7 @@
 #include "src/base/memfd.h"
 #include "transports/common/frame.h"
 #include "transports/common/frame_stream.h"
+#include "transports/common/cancelled_ops.h"
 #include "transports/transport.h"
 
 namespace dc {
@@ -156,10 +157,8 @@ class MessageChannel : public std::enable_shared_from_this<MessageChannel> {
   size_t unexpected_rts_ = 0;  // announcements among them
   std::unordered_map<uint64_t, SendPtr> rendezvous_sends_;  // waiting for CTS/FIN
   std::unordered_set<uint64_t> cancelled_sends_;  // rendezvous sends dropped by cancel: their CTS is ignored
-  // The last operations cancelled here (comm, seq): their messages still arriving are dropped
-  // (eager, credit returned) or refused (announcements), so no sender waits on them.
-  std::deque<std::pair<uint64_t, uint64_t>> cancelled_ops_;
-  bool cancelled_op(const Tag& tag) const;
+  // Messages of these still arriving are dropped (eager, credit returned) or refused (announcements).
+  CancelledOps cancelled_ops_;
   // Answers an announcement with a CTS that refuses it (flags say why; no payload follows).
   void refuse_rts(const FrameHeader& rts, const Tag& tag, uint32_t flags);
   std::unordered_map<uint64_t, RecvPtr> rendezvous_recvs_;  // receiving Data/Slot frames

@@ -53,13 +53,12 @@ class SelfConnection : public Connection {
   void flush(std::function<void()> done) override { boost::asio::post(io_, std::move(done)); }
 
   void cancel(uint64_t comm, uint64_t seq) override {
-    const Status cancelled = Status::failure(dcSystemError, "DeepComm: receive cancelled: its operation failed");
     for (auto it = recvs_.begin(); it != recvs_.end();) {
       if (it->first.comm != comm || it->first.seq != seq) {
         ++it;
         continue;
       }
-      for (auto& r : it->second) post(std::move(r.done), cancelled, 0);
+      for (auto& r : it->second) post(std::move(r.done), receive_cancelled(), 0);
       it = recvs_.erase(it);
     }
   }
@@ -87,9 +86,7 @@ class SelfConnection : public Connection {
       return;
     }
     if (s.len > r.capacity) {
-      Status too_long = Status::failure(dcInvalidUsage, "DeepComm: message of " + std::to_string(s.len) +
-                                                            " bytes to self exceeds the receive of " +
-                                                            std::to_string(r.capacity) + " bytes");
+      const Status too_long = message_too_long(s.len, r.capacity);
       post(std::move(s.done), too_long, 0);
       post(std::move(r.done), too_long, 0);
       return;

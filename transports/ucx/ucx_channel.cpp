@@ -14,12 +14,6 @@ namespace {
 
 size_t eager_cost(size_t len) { return len + sizeof(UcxHeader); }
 
-Status too_long(size_t len, size_t capacity) {
-  return Status::failure(dcInvalidUsage, "received message of " + std::to_string(len) +
-                                             " bytes is larger than the posted buffer of " +
-                                             std::to_string(capacity) + " bytes");
-}
-
 // A header-only message; UCX reads the header until the send completes.
 struct ControlSend {
   UcxHeader header;
@@ -99,6 +93,11 @@ void UcxChannel::on_sent(void* request, ucs_status_t status, void* user_data) {
 void UcxChannel::send_done(const SendPtr& op, ucs_status_t status) {
   sending_.erase(op.get());
   if (op->header.id) rendezvous_sends_.erase(op->header.id);
+  if (status == UCS_OK && op->dropped) {
+    // The receiver's operation failed and refused the message: the send ends without error (the
+    // failure's cause reaches this rank as the communicator's notice), and nothing was sent.
+    return post_completion(std::exchange(op->done, nullptr), Status::success(), 0);
+  }
   if (status == UCS_OK) return finish_send(op, op->refused ? *op->refused : Status::success());
   if (closed_) return finish_send(op, close_status_);
   const Status failure = ucx_failure("sending", status);
@@ -184,6 +183,10 @@ ucs_status_t UcxChannel::on_message(const UcxHeader& h, void* data, size_t lengt
 
 void UcxChannel::on_eager(const UcxHeader& h, const void* data) {
   if (RecvPtr op = pop_posted(h.tag)) return deliver_eager(op, h, data);
+  if (cancelled_ops_.contains(h.tag)) {
+    if (!h.id) return_credit(h.length);  // its operation was cancelled here: nobody will take it
+    return;
+  }
   fail_mismatched_receives(h.tag);
   const char* bytes = static_cast<const char*>(data);
   unexpected_[h.tag].push_back(Unexpected{h, std::vector<char>(bytes, bytes + h.length), nullptr});
@@ -191,6 +194,7 @@ void UcxChannel::on_eager(const UcxHeader& h, const void* data) {
 
 void UcxChannel::on_rendezvous(const UcxHeader& h, void* desc) {
   if (RecvPtr op = pop_posted(h.tag)) return match_rendezvous(op, h, desc);
+  if (cancelled_ops_.contains(h.tag)) return refuse(h, desc, kUcxCancelled, h.tag);
   fail_mismatched_receives(h.tag);
   unexpected_[h.tag].push_back(Unexpected{h, {}, desc});
 }
@@ -211,7 +215,7 @@ void UcxChannel::fail_mismatched_receives(const Tag& arrived) {
 void UcxChannel::deliver_eager(const RecvPtr& op, const UcxHeader& h, const void* payload) {
   if (!h.id) return_credit(h.length);  // sent on eager credit (a rendezvous id means it was not)
   if (signatures_differ(op->tag, h.tag)) return finish_recv(op, signature_mismatch(h.tag.check), 0);
-  if (h.length > op->capacity) return finish_recv(op, too_long(h.length, op->capacity), 0);
+  if (h.length > op->capacity) return finish_recv(op, message_too_long(h.length, op->capacity), 0);
   if (h.length) std::memcpy(op->buf, payload, h.length);
   finish_recv(op, Status::success(), h.length);
 }

@@ -22,6 +22,7 @@
 
 #include <boost/asio/generic/stream_protocol.hpp>
 
+#include "transports/common/cancelled_ops.h"
 #include "transports/transport.h"
 #include "transports/ucx/ucx_wire.h"
 #include "transports/ucx/ucx_worker.h"
@@ -63,6 +64,7 @@ class UcxChannel : public std::enable_shared_from_this<UcxChannel> {
     size_t len = 0;
     Completion done;
     std::optional<Status> refused;  // the receiver's Reject
+    bool dropped = false;           // refused as cancelled: ends without error, no bytes counted
   };
   struct RecvOp {
     Tag tag;
@@ -136,6 +138,7 @@ class UcxChannel : public std::enable_shared_from_this<UcxChannel> {
   };
   std::vector<std::shared_ptr<FlushWaiter>> flushing_;
   std::unordered_map<uint64_t, void*> refused_;             // refused descriptors awaiting RejectAck
+  CancelledOps cancelled_ops_;  // their late messages are dropped (eager) or refused (rendezvous)
   uint64_t next_id_ = 1;
 
   size_t eager_outstanding_ = 0;  // sender: eager bytes not yet credited back

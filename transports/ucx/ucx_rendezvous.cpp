@@ -1,5 +1,6 @@
 // Rendezvous messages on a UCX connection: receiving their payload straight into the posted
-// buffer, refusing them (too long, or another operation's), and cancelling receives. A payload
+// buffer, refusing them (too long, another operation's, or a cancelled one's), and cancelling an
+// operation's receives and the messages already sent for it. A payload
 // UCX is already writing cannot be stopped inside UCX, so cancel() returns only once UCX let go of
 // the buffer (progressing the worker meanwhile, bounded; past the bound the endpoint is closed,
 // which ends the transfer).
@@ -16,10 +17,6 @@ namespace {
 constexpr auto kCancelWait = std::chrono::milliseconds(5000);
 constexpr auto kForcedCloseWait = std::chrono::milliseconds(1000);
 
-Status cancelled() {
-  return Status::failure(dcSystemError, "DeepComm: receive cancelled: its operation failed");
-}
-
 }  // namespace
 
 struct UcxChannel::RecvRef {
@@ -30,11 +27,7 @@ struct UcxChannel::RecvRef {
 void UcxChannel::match_rendezvous(const RecvPtr& op, const UcxHeader& h, void* desc) {
   const bool mismatch = signatures_differ(op->tag, h.tag);
   if (mismatch || h.length > op->capacity) {
-    finish_recv(op, mismatch ? signature_mismatch(h.tag.check)
-                             : Status::failure(dcInvalidUsage, "received message of " + std::to_string(h.length) +
-                                                                   " bytes is larger than the posted buffer of " +
-                                                                   std::to_string(op->capacity) + " bytes"),
-                0);
+    finish_recv(op, mismatch ? signature_mismatch(h.tag.check) : message_too_long(h.length, op->capacity), 0);
     return refuse(h, desc, mismatch ? uint32_t{kUcxMismatch} : 0u, op->tag);
   }
   receive_rendezvous(op, h.length, desc);
@@ -72,7 +65,7 @@ void UcxChannel::on_received(void* request, ucs_status_t status, size_t, void* u
 void UcxChannel::rendezvous_done(const RecvPtr& op, ucs_status_t status) {
   op->in_ucx = false;  // (close() may have ended it already: then finish_recv does nothing)
   rendezvous_recvs_.erase(std::remove(rendezvous_recvs_.begin(), rendezvous_recvs_.end(), op), rendezvous_recvs_.end());
-  if (op->discard) return finish_recv(op, cancelled(), 0);
+  if (op->discard) return finish_recv(op, receive_cancelled(), 0);
   if (status == UCS_OK) return finish_recv(op, Status::success(), op->expected);
   if (closed_) return finish_recv(op, close_status_, 0);
   const Status failure = ucx_failure("receiving", status);
@@ -93,9 +86,9 @@ void UcxChannel::on_refused(const UcxHeader& h) {
     DC_WARN("ucx connection to rank %d: a refusal of an unknown send", peer_);
     return;
   }
-  it->second->refused = (h.flags & kUcxMismatch)
-                            ? signature_mismatch(h.tag.check)
-                            : Status::failure(dcInvalidUsage, "the receiver's buffer is smaller than the message");
+  if (h.flags & kUcxCancelled) it->second->dropped = true;
+  else if (h.flags & kUcxMismatch) it->second->refused = signature_mismatch(h.tag.check);
+  else it->second->refused = Status::failure(dcInvalidUsage, "the receiver's buffer is smaller than the message");
   send_control(UcxType::RejectAck, h.id);
 }
 
@@ -110,12 +103,26 @@ void UcxChannel::cancel(uint64_t comm, uint64_t seq) {
   UcxEntry entry;
   if (!entry) return;
   auto of_operation = [&](const Tag& t) { return t.comm == comm && t.seq == seq; };
+  cancelled_ops_.remember(comm, seq);
+  // What the peer already sent for it and nobody will take: eager payloads go (their credit back),
+  // rendezvous messages are refused so that the sender's send ends.
+  for (auto it = unexpected_.begin(); it != unexpected_.end();) {
+    if (!of_operation(it->first)) {
+      ++it;
+      continue;
+    }
+    for (const Unexpected& u : it->second) {
+      if (u.rendezvous) refuse(u.header, u.rendezvous, kUcxCancelled, u.header.tag);
+      else if (!u.header.id) return_credit(u.header.length);
+    }
+    it = unexpected_.erase(it);
+  }
   for (auto it = posted_.begin(); it != posted_.end();) {
     if (!of_operation(it->first)) {
       ++it;
       continue;
     }
-    for (auto& op : it->second) finish_recv(op, cancelled(), 0);
+    for (auto& op : it->second) finish_recv(op, receive_cancelled(), 0);
     it = posted_.erase(it);
   }
   std::vector<RecvPtr> landing;

@@ -19,7 +19,8 @@ enum class UcxType : uint32_t {
 };
 
 enum UcxFlags : uint32_t {
-  kUcxMismatch = 1,  // Reject: the receiver called another operation
+  kUcxMismatch = 1,   // Reject: the receiver called another operation
+  kUcxCancelled = 2,  // Reject: the receiver's operation was cancelled (the send ends, nothing sent)
 };
 
 struct UcxHeader {
