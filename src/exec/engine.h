@@ -1,7 +1,8 @@
 // The progress engine: one per process, a boost::asio::io_context driven by one thread that blocks
 // in epoll on every transport's sockets (no busy-waiting). Operations are posted to it from user
-// threads; transports and the executor run only on it. After fork() the child gets a fresh engine on
-// first use (the parent's thread does not exist in the child).
+// threads; transports and the executor run only on it. A fork() parks the engine thread between
+// handlers until it is done, so that the child inherits no lock the thread held; the child gets a
+// fresh engine on first use (the parent's thread does not exist in the child).
 #pragma once
 
 #include <functional>
