@@ -4,6 +4,8 @@
 // never met the odd call): 2, 4 and 8 ranks over shared memory and TCP, 2 and 4 over UCX.
 #include <gtest/gtest.h>
 
+#include <ostream>
+
 #include <string>
 #include <vector>
 
@@ -46,6 +48,9 @@ const Deviation kDeviations[] = {{"collective", {"AllReduce", "Broadcast"}},
                                  {"op", {"sum", "max"}},
                                  {"root", {"root=0", "root=1"}},
                                  {"path", {"count=4096", "count=1048576"}}};
+
+// Failures name the setting, not its bytes.
+void PrintTo(const MismatchSetup& s, std::ostream* os) { *os << s.nranks << " ranks over " << s.transport; }
 
 class Mismatch : public ::testing::TestWithParam<MismatchSetup> {};
 

@@ -2,6 +2,8 @@
 // an error within 2 seconds, for 2, 4 and 8 ranks over shared memory and TCP and 2 and 4 over UCX, and /dev/shm is left clean.
 // The survivors then shrink to a communicator without the dead rank and compute correctly on it.
 #include <gtest/gtest.h>
+
+#include <ostream>
 #include <signal.h>
 #include <unistd.h>
 
@@ -19,6 +21,11 @@ struct DeathSetup {
   const char* transport;
   bool flat = true;  // false: DEEPCOMM_FLAT_BYTES=0, small shm collectives on the engine too
 };
+
+// Failures name the setting, not its bytes.
+void PrintTo(const DeathSetup& s, std::ostream* os) {
+  *os << s.nranks << " ranks over " << s.transport << (s.flat ? "" : ", no flat board");
+}
 
 class RankDeath : public ::testing::TestWithParam<DeathSetup> {};
 

@@ -2,6 +2,8 @@
 // revoke, and ranks that disagree on plan-shaping settings: 2, 4 and 8 ranks over shared memory
 // and TCP, 2 and 4 over UCX.
 #include <gtest/gtest.h>
+
+#include <ostream>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -37,6 +39,11 @@ std::string name_of(const ::testing::TestParamInfo<FaultSetup>& info) {
 const auto kSetups = ::testing::Values(FaultSetup{2, "shm"}, FaultSetup{4, "shm"}, FaultSetup{8, "shm"},
                                        FaultSetup{4, "shm", false}, FaultSetup{2, "tcp"}, FaultSetup{4, "tcp"}, FaultSetup{8, "tcp"},
                                        FaultSetup{2, "ucx-all"}, FaultSetup{4, "ucx-all"});
+
+// Failures name the setting, not its bytes.
+void PrintTo(const FaultSetup& s, std::ostream* os) {
+  *os << s.nranks << " ranks over " << s.transport << (s.flat ? "" : ", no flat board");
+}
 
 class Faults : public ::testing::TestWithParam<FaultSetup> {};
 

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <ostream>
+
 #include <set>
 
 #include "tests/transports/scenarios.h"
@@ -53,6 +55,11 @@ struct ShmCase {
   RankMode mode;
   bool single_copy;  // false: DEEPCOMM_SHM_CMA=0 forces copy through shared memory
 };
+
+// Failures name the setting, not its bytes.
+void PrintTo(const ShmCase& c, std::ostream* os) {
+  *os << mode_name(c.mode) << (c.single_copy ? ", single copy" : ", copy through shared memory");
+}
 
 class ShmTwoRanks : public ::testing::TestWithParam<ShmCase> {
  protected:

@@ -4,6 +4,8 @@
 // death). Skipped, saying why, where UCX is absent or cannot start.
 #include <gtest/gtest.h>
 
+#include <ostream>
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,6 +23,11 @@ struct UcxSetup {
   const char* tls;       // UCX_TLS
   bool separate_hosts;   // each rank its own host identity
 };
+
+// Failures name the setting, not its bytes.
+void PrintTo(const UcxSetup& s, std::ostream* os) {
+  *os << "UCX_TLS=" << s.tls << (s.separate_hosts ? ", two hosts" : ", one host");
+}
 
 TransportFactory ucx(bool separate_hosts) {
   return [separate_hosts](const TransportOptions& o) {
