@@ -3,11 +3,11 @@
 // The survivors then shrink to a communicator without the dead rank and compute correctly on it.
 #include <gtest/gtest.h>
 
-#include <ostream>
 #include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <ostream>
 #include <string>
 #include <thread>
 

@@ -3,10 +3,10 @@
 // and TCP, 2 and 4 over UCX.
 #include <gtest/gtest.h>
 
-#include <ostream>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <ostream>
 #include <string>
 #include <thread>
 #include <utility>

@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <ostream>
-
 #include <set>
 
 #include "tests/transports/scenarios.h"

@@ -4,13 +4,12 @@
 // death). Skipped, saying why, where UCX is absent or cannot start.
 #include <gtest/gtest.h>
 
-#include <ostream>
-
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <boost/asio/ip/tcp.hpp>
 #include <cstdlib>
+#include <ostream>
 
 #include "tests/transports/scenarios.h"
 #include "tests/transports/two_ranks.h"
