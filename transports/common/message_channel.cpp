@@ -488,30 +488,16 @@ MessageChannel::RecvPtr MessageChannel::find_rendezvous_recv(uint64_t id) {
 
 void MessageChannel::erase_rendezvous_recv(uint64_t id) { rendezvous_recvs_.erase(id); }
 
-MessageChannel::RecvPtr MessageChannel::pop_posted(const Tag& tag) {
-  auto it = posted_.find(tag);
-  if (it == posted_.end()) return nullptr;
-  RecvPtr op = std::move(it->second.front());
-  it->second.pop_front();
-  if (it->second.empty()) posted_.erase(it);
-  return op;
-}
+MessageChannel::RecvPtr MessageChannel::pop_posted(const Tag& tag) { return take_posted(posted_, tag); }
 
-void MessageChannel::finish_send(const SendPtr& op, const Status& status) {
-  if (!op->done) return;
-  if (status.ok()) bytes_sent_ += op->len;
-  post_completion(std::exchange(op->done, nullptr), status, status.ok() ? op->len : 0);
-}
+void MessageChannel::finish_send(const SendPtr& op, const Status& status) { completions_.end_send(*op, status); }
 
 void MessageChannel::finish_recv(const RecvPtr& op, const Status& status, size_t bytes) {
-  if (!op->done) return;
-  if (status.ok()) bytes_received_ += bytes;
-  post_completion(std::exchange(op->done, nullptr), status, bytes);
+  completions_.end_recv(*op, status, bytes);
 }
 
 void MessageChannel::post_completion(Completion done, const Status& status, size_t bytes) {
-  if (!done) return;
-  boost::asio::post(io_, [done = std::move(done), status, bytes] { done(status, bytes); });
+  completions_.post(std::move(done), status, bytes);
 }
 
 void MessageChannel::fail_from_error(const boost::system::error_code& ec, const char* what) {

@@ -25,6 +25,7 @@
 
 #include "src/base/memfd.h"
 #include "transports/common/frame.h"
+#include "transports/common/op_completions.h"
 #include "transports/common/frame_stream.h"
 #include "transports/common/cancelled_ops.h"
 #include "transports/transport.h"
@@ -52,7 +53,7 @@ class MessageChannel : public std::enable_shared_from_this<MessageChannel> {
   void flush(std::function<void()> done);
   void cancel(uint64_t comm, uint64_t seq);
   const char* transport_name() const { return transport_name_; }
-  virtual TransportCounters counters() const { return {bytes_sent_.load(), bytes_received_.load()}; }
+  virtual TransportCounters counters() const { return completions_.counters(); }
   boost::asio::io_context& io() { return io_; }
 
  protected:
@@ -174,8 +175,7 @@ class MessageChannel : public std::enable_shared_from_this<MessageChannel> {
   std::vector<Outgoing> writing_;  // the batch of the one async_write in flight
   std::vector<std::function<void()>> flush_waiters_;  // run when both queues are empty
 
-  std::atomic<uint64_t> bytes_sent_{0};
-  std::atomic<uint64_t> bytes_received_{0};
+  OpCompletions completions_{io_};
 };
 
 // What a Transport hands out: closes the channel when the last user reference goes away (the

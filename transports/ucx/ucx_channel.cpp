@@ -227,30 +227,16 @@ void UcxChannel::return_credit(size_t len) {
   send_control(UcxType::Credit, std::exchange(credit_to_return_, 0));
 }
 
-UcxChannel::RecvPtr UcxChannel::pop_posted(const Tag& tag) {
-  auto it = posted_.find(tag);
-  if (it == posted_.end()) return nullptr;
-  RecvPtr op = std::move(it->second.front());
-  it->second.pop_front();
-  if (it->second.empty()) posted_.erase(it);
-  return op;
-}
+UcxChannel::RecvPtr UcxChannel::pop_posted(const Tag& tag) { return take_posted(posted_, tag); }
 
-void UcxChannel::finish_send(const SendPtr& op, const Status& status) {
-  if (!op->done) return;
-  if (status.ok()) bytes_sent_ += op->len;
-  post_completion(std::exchange(op->done, nullptr), status, status.ok() ? op->len : 0);
-}
+void UcxChannel::finish_send(const SendPtr& op, const Status& status) { completions_.end_send(*op, status); }
 
 void UcxChannel::finish_recv(const RecvPtr& op, const Status& status, size_t bytes) {
-  if (!op->done) return;
-  if (status.ok()) bytes_received_ += bytes;
-  post_completion(std::exchange(op->done, nullptr), status, bytes);
+  completions_.end_recv(*op, status, bytes);
 }
 
 void UcxChannel::post_completion(Completion done, const Status& status, size_t bytes) {
-  if (!done) return;
-  boost::asio::post(worker_->io(), [done = std::move(done), status, bytes] { done(status, bytes); });
+  completions_.post(std::move(done), status, bytes);
 }
 
 }  // namespace dc

@@ -23,6 +23,7 @@
 #include <boost/asio/generic/stream_protocol.hpp>
 
 #include "transports/common/cancelled_ops.h"
+#include "transports/common/op_completions.h"
 #include "transports/transport.h"
 #include "transports/ucx/ucx_wire.h"
 #include "transports/ucx/ucx_worker.h"
@@ -50,7 +51,7 @@ class UcxChannel : public std::enable_shared_from_this<UcxChannel> {
   void close(const Status& status);
   void flush(std::function<void()> done);
   void cancel(uint64_t comm, uint64_t seq);
-  TransportCounters counters() const { return {bytes_sent_.load(), bytes_received_.load()}; }
+  TransportCounters counters() const { return completions_.counters(); }
 
   // From the worker, inside UCX's progress (no UCX progress or endpoint close from here).
   ucs_status_t on_message(const UcxHeader& h, void* data, size_t length, bool rendezvous);
@@ -144,8 +145,7 @@ class UcxChannel : public std::enable_shared_from_this<UcxChannel> {
   size_t eager_outstanding_ = 0;  // sender: eager bytes not yet credited back
   size_t credit_to_return_ = 0;   // receiver: consumed eager bytes not yet credited
 
-  std::atomic<uint64_t> bytes_sent_{0};
-  std::atomic<uint64_t> bytes_received_{0};
+  OpCompletions completions_{worker_->io()};
 };
 
 }  // namespace dc
