@@ -10,22 +10,14 @@
 
 namespace dctest {
 
-std::string transport_unavailable(const char* transport) {
-  if (std::strncmp(transport, "ucx", 3) != 0) return "";
+std::string reason_from_child(const std::function<std::string()>& probe, const std::string& if_crashed) {
   int out[2];
   if (pipe(out) != 0) return "pipe failed";
   const pid_t child = fork();
   if (child == 0) {
     close(out[0]);
-    setenv("DEEPCOMM_TRANSPORT", transport, 1);
-    dcUniqueId id;
-    dcComm_t comm = nullptr;
-    if (dcGetUniqueId(&id) != dcSuccess || dcCommInitRank(&comm, 1, &id, 0, nullptr) != dcSuccess) {
-      const char* why = dcGetLastError();
-      if (write(out[1], why, std::strlen(why)) < 0) _exit(2);
-      _exit(1);
-    }
-    dcCommDestroy(comm);
+    const std::string why = probe();
+    if (!why.empty() && write(out[1], why.data(), why.size()) < 0) _exit(2);
     _exit(0);
   }
   close(out[1]);
@@ -35,8 +27,23 @@ std::string transport_unavailable(const char* transport) {
   close(out[0]);
   int status = 0;
   waitpid(child, &status, 0);
-  if (why.empty() && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) why = "a one-rank communicator over " + std::string(transport) + " failed";
+  if (why.empty() && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) why = if_crashed;
   return why;
+}
+
+std::string transport_unavailable(const char* transport) {
+  if (std::strncmp(transport, "ucx", 3) != 0) return "";
+  return reason_from_child(
+      [transport]() -> std::string {
+        setenv("DEEPCOMM_TRANSPORT", transport, 1);
+        dcUniqueId id;
+        dcComm_t comm = nullptr;
+        if (dcGetUniqueId(&id) != dcSuccess || dcCommInitRank(&comm, 1, &id, 0, nullptr) != dcSuccess)
+          return dcGetLastError();
+        dcCommDestroy(comm);
+        return "";
+      },
+      "a one-rank communicator over " + std::string(transport) + " failed");
 }
 
 std::string test_name(const char* transport) {

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <ostream>
 
+#include "tests/support/transport_probe.h"
 #include "tests/transports/scenarios.h"
 #include "tests/transports/two_ranks.h"
 #include "transports/transport.h"
@@ -39,30 +40,17 @@ TransportFactory ucx(bool separate_hosts) {
 // Why UCX cannot run here ("" when it can), found in a child process so that this one starts no
 // UCX of its own before the scenarios fork.
 std::string ucx_unavailable() {
-  int out[2];
-  if (pipe(out) != 0) return "pipe failed";
-  const pid_t child = fork();
-  if (child == 0) {
-    close(out[0]);
-    std::string why;
-    try {
-      RankIo io;
-      io.call([&] { make_ucx_transport(TransportOptions{&io.io(), 0, 1, "h"}); });
-    } catch (const std::exception& e) {
-      why = e.what();
-    }
-    if (!why.empty() && write(out[1], why.data(), why.size()) < 0) _exit(2);
-    _exit(0);
-  }
-  close(out[1]);
-  std::string why;
-  char buf[512];
-  for (ssize_t n; (n = read(out[0], buf, sizeof buf)) > 0;) why.append(buf, static_cast<size_t>(n));
-  close(out[0]);
-  int status = 0;
-  waitpid(child, &status, 0);
-  if (why.empty() && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) why = "probing UCX crashed";
-  return why;
+  return dctest::reason_from_child(
+      [] {
+        try {
+          RankIo io;
+          io.call([&] { make_ucx_transport(TransportOptions{&io.io(), 0, 1, "h"}); });
+        } catch (const std::exception& e) {
+          return std::string(e.what());
+        }
+        return std::string();
+      },
+      "probing UCX crashed");
 }
 
 const std::string& unavailable() {
