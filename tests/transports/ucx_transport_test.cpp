@@ -4,9 +4,6 @@
 // death). Skipped, saying why, where UCX is absent or cannot start.
 #include <gtest/gtest.h>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <boost/asio/ip/tcp.hpp>
 #include <cstdlib>
 #include <ostream>
