@@ -1,20 +1,8 @@
 #include "tests/faults/fault_support.h"
 
-#include <dirent.h>
-
 #include <vector>
 
 namespace dctest {
-
-std::set<std::string> deepcomm_shm_names() {
-  std::set<std::string> names;
-  if (DIR* d = opendir("/dev/shm")) {
-    while (dirent* e = readdir(d))
-      if (std::string(e->d_name).find("deepcomm") != std::string::npos) names.insert(e->d_name);
-    closedir(d);
-  }
-  return names;
-}
 
 dcResult_t run_one(dcComm_t comm, dcCollective_t kind, int rank, int n) {
   const size_t count = 1 << 16;

@@ -32,7 +32,7 @@ class RankDeath : public ::testing::TestWithParam<DeathSetup> {};
 TEST_P(RankDeath, SurvivorsFailFastThenShrink) {
   const DeathSetup s = GetParam();
   if (const std::string why = dctest::transport_unavailable(s.transport); !why.empty()) GTEST_SKIP() << why;
-  const auto shm_before = dctest::deepcomm_shm_names();
+  const auto shm_before = dctest::dev_shm_names("deepcomm");
   const int victim = s.nranks / 2;
   for (dcCollective_t kind : {dcCollAllReduce, dcCollBroadcast, dcCollAllGather, dcCollAlltoAll, dcCollSend}) {
     std::string errors = dctest::run_as_processes(
@@ -98,7 +98,7 @@ TEST_P(RankDeath, SurvivorsFailFastThenShrink) {
         60, {victim});
     EXPECT_EQ(errors, "") << "collective " << kind;
   }
-  EXPECT_EQ(dctest::deepcomm_shm_names(), shm_before) << "shared memory left in /dev/shm";
+  EXPECT_EQ(dctest::dev_shm_names("deepcomm"), shm_before) << "shared memory left in /dev/shm";
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, RankDeath,

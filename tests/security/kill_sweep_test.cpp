@@ -4,7 +4,6 @@
 // and large collectives, destroy), the victim rotating over the ranks. Shared memory is unnamed
 // memfds passed over the connections, so there is never a name to leave behind; the sweep checks
 // /dev/shm at every kill and after every run.
-#include <dirent.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -17,6 +16,7 @@
 #include <vector>
 
 #include "deepcomm/deepcomm.h"
+#include "tests/support/process_state.h"
 
 namespace {
 
@@ -26,16 +26,6 @@ constexpr int kKills = 12;
 // can tell a peer that never dials from a slow one); later deaths by its connections closing.
 constexpr int kConnectTimeoutS = 5;
 constexpr auto kSurvivorDeadline = std::chrono::seconds(3 * kConnectTimeoutS + 20);
-
-std::set<std::string> dev_shm() {
-  std::set<std::string> names;
-  if (DIR* dir = opendir("/dev/shm")) {
-    while (dirent* e = readdir(dir))
-      if (e->d_name[0] != '.') names.insert(e->d_name);
-    closedir(dir);
-  }
-  return names;
-}
 
 // 0: every call succeeded or failed cleanly; 3: something else.
 int rank_body(int rank, const dcUniqueId& id) {
@@ -101,7 +91,7 @@ TEST(KillSweep, NothingSurvivesInDevShmAndSurvivorsFailCleanly) {
   setenv("DEEPCOMM_TIMEOUT", "20", 1);
   setenv("DEEPCOMM_CONNECT_TIMEOUT", std::to_string(kConnectTimeoutS).c_str(), 1);
   setenv("DEEPCOMM_BOOTSTRAP_TIMEOUT", std::to_string(kConnectTimeoutS * 1000).c_str(), 1);
-  const std::set<std::string> before = dev_shm();
+  const std::set<std::string> before = dctest::dev_shm_names();
 
   RankProcesses unkilled = start_ranks();
   ASSERT_EQ(finish(unkilled, -1), "");
@@ -113,11 +103,11 @@ TEST(KillSweep, NothingSurvivesInDevShmAndSurvivorsFailCleanly) {
     RankProcesses run = start_ranks();
     std::this_thread::sleep_until(run.started + at);
     kill(run.pids[victim], SIGKILL);
-    EXPECT_EQ(dev_shm(), before) << "a name in /dev/shm while the ranks run (kill " << k << ")";
+    EXPECT_EQ(dctest::dev_shm_names(), before) << "a name in /dev/shm while the ranks run (kill " << k << ")";
     EXPECT_EQ(finish(run, victim), "")
         << "rank " << victim << " killed " << std::chrono::duration_cast<std::chrono::milliseconds>(at).count()
         << " ms into a run of " << std::chrono::duration_cast<std::chrono::milliseconds>(length).count() << " ms";
-    EXPECT_EQ(dev_shm(), before) << "left in /dev/shm after kill " << k;
+    EXPECT_EQ(dctest::dev_shm_names(), before) << "left in /dev/shm after kill " << k;
   }
   unsetenv("DEEPCOMM_SHM_CMA");
   unsetenv("DEEPCOMM_TIMEOUT");

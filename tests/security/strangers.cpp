@@ -1,14 +1,12 @@
 #include "tests/security/strangers.h"
 
 #include <arpa/inet.h>
-#include <dirent.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include <cstring>
-#include <fstream>
 #include <random>
 #include <thread>
 
@@ -165,23 +163,6 @@ int prove(const Target& target, const Secret& secret, uint64_t session, handshak
     return fd;
   ::close(fd);
   return -1;
-}
-
-size_t resident_bytes() {
-  std::ifstream statm("/proc/self/statm");
-  size_t pages = 0, resident = 0;
-  statm >> pages >> resident;
-  return resident * static_cast<size_t>(sysconf(_SC_PAGESIZE));
-}
-
-int open_fds() {
-  int n = 0;
-  if (DIR* dir = opendir("/proc/self/fd")) {
-    while (dirent* e = readdir(dir))
-      if (e->d_name[0] != '.') ++n;
-    closedir(dir);
-  }
-  return n - 1;  // the directory's own descriptor
 }
 
 }  // namespace dc::test

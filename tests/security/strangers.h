@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "src/base/handshake.h"
+#include "tests/support/process_state.h"
 
 namespace dc::test {
 
@@ -45,7 +46,7 @@ int wait_until_open_at_most(const std::vector<int>& fds, int limit, int timeout_
 // Completes the handshake with `secret` and returns the socket, or -1 if not accepted.
 int prove(const Target& target, const Secret& secret, uint64_t session, handshake::Purpose purpose);
 
-size_t resident_bytes();
-int open_fds();
+using dctest::open_fds;
+using dctest::resident_bytes;
 
 }  // namespace dc::test

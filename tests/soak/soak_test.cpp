@@ -6,20 +6,19 @@
 // destroyed. After a warm-up, resident memory and open descriptors must stay flat (resident memory,
 // after malloc_trim, peaks no higher in the second half than in the first), and /dev/shm must be as
 // before. Label `soak`, outside CI (-DDEEPCOMM_SOAK_TESTS=ON; the `soak` CMake preset).
-#include <dirent.h>
 #include <gtest/gtest.h>
 #include <malloc.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "src/kernels/reduce.h"
 #include "tests/support/collective_check.h"
+#include "tests/support/process_state.h"
 
 namespace {
 
@@ -48,31 +47,9 @@ struct Rng {
 
 // Resident memory once the allocator handed back what it keeps free (glibc raises its mmap
 // threshold after a large free, then holds freed megabytes in its heaps): what remains is in use.
-size_t resident_bytes() {
+size_t resident_bytes_in_use() {
   malloc_trim(0);
-  std::ifstream statm("/proc/self/statm");
-  size_t pages = 0, resident = 0;
-  statm >> pages >> resident;
-  return resident * static_cast<size_t>(sysconf(_SC_PAGESIZE));
-}
-
-int open_fds() {
-  int n = 0;
-  if (DIR* dir = opendir("/proc/self/fd")) {
-    while (dirent* e = readdir(dir)) n += e->d_name[0] != '.';
-    closedir(dir);
-  }
-  return n - 1;
-}
-
-std::set<std::string> dev_shm() {
-  std::set<std::string> names;
-  if (DIR* dir = opendir("/dev/shm")) {
-    while (dirent* e = readdir(dir))
-      if (e->d_name[0] != '.') names.insert(e->d_name);
-    closedir(dir);
-  }
-  return names;
+  return dctest::resident_bytes();
 }
 
 // A random case whose per-rank buffers stay within `bytes`.
@@ -149,10 +126,10 @@ int soak_rank(int rank, int n, const dcUniqueId& id, long ops) {
   int fds_mark = 0;
   const long warm_up = std::min<long>(ops / 10, 2000);
   for (long i = 0; i < ops; ++i) {
-    if (i == warm_up) fds_mark = open_fds();
+    if (i == warm_up) fds_mark = dctest::open_fds();
     if (i >= warm_up && i % 1000 == 0) {
       size_t& peak = i < warm_up + (ops - warm_up) / 2 ? first_half_peak : second_half_peak;
-      peak = std::max(peak, resident_bytes());
+      peak = std::max(peak, resident_bytes_in_use());
     }
     if (i % 1000 == 999) {
       dcComm_t child = nullptr;
@@ -181,8 +158,8 @@ int soak_rank(int rank, int n, const dcUniqueId& id, long ops) {
     const std::string e = one_operation(comm, rng, n, large);
     if (!e.empty() && ++wrong < 5) std::fprintf(stderr, "rank %d op %ld: %s\n", rank, i, e.c_str());
   }
-  second_half_peak = std::max(second_half_peak, resident_bytes());
-  const int fds_end = open_fds();
+  second_half_peak = std::max(second_half_peak, resident_bytes_in_use());
+  const int fds_end = dctest::open_fds();
   dcCommDestroy(comm);
   std::printf("SOAK rank=%d ops=%ld wrong=%ld splits=%ld replacements=%ld resident_peak_kib=%zu/%zu fds=%d->%d\n",
               rank, ops, wrong, splits, replacements, first_half_peak >> 10, second_half_peak >> 10, fds_mark, fds_end);
@@ -194,11 +171,11 @@ int soak_rank(int rank, int n, const dcUniqueId& id, long ops) {
 TEST(Soak, HundredThousandRandomOperationsOnEightRanks) {
   const char* env = std::getenv("DEEPCOMM_SOAK_OPS");
   const long ops = env ? std::atol(env) : 100000;
-  const std::set<std::string> before = dev_shm();
+  const std::set<std::string> before = dctest::dev_shm_names();
   const std::string errors = dctest::run_as_processes(
       kRanks, {}, [ops](int rank, int n, const dcUniqueId& id) { return soak_rank(rank, n, id, ops); }, 6 * 3600);
   EXPECT_EQ(errors, "");
-  EXPECT_EQ(dev_shm(), before) << "/dev/shm changed";
+  EXPECT_EQ(dctest::dev_shm_names(), before) << "/dev/shm changed";
 }
 
 }  // namespace

@@ -1,4 +1,3 @@
-#include <dirent.h>
 #include <stdlib.h>
 
 #include <gtest/gtest.h>
@@ -6,6 +5,7 @@
 #include <ostream>
 #include <set>
 
+#include "tests/support/process_state.h"
 #include "tests/transports/scenarios.h"
 #include "tests/transports/two_ranks.h"
 #include "transports/common/message_channel.h"
@@ -17,18 +17,6 @@ namespace {
 
 TransportFactory shm() {
   return [](const TransportOptions& o) { return make_shm_transport(o); };
-}
-
-// Segment names this transport uses ("/dc-<session>-<random>") currently in /dev/shm.
-std::set<std::string> segments_in_dev_shm() {
-  std::set<std::string> names;
-  if (DIR* dir = opendir("/dev/shm")) {
-    while (dirent* e = readdir(dir)) {
-      if (std::string(e->d_name).rfind("dc-", 0) == 0) names.insert(e->d_name);
-    }
-    closedir(dir);
-  }
-  return names;
 }
 
 // Which rendezvous path the connection took, and that the segment's name is already gone.
@@ -44,7 +32,7 @@ std::string check_path_and_no_names(RankContext& ctx, bool single_copy) {
   }
   char prefix[32];
   std::snprintf(prefix, sizeof prefix, "dc-%016llx", static_cast<unsigned long long>(ctx.session));
-  for (const auto& name : segments_in_dev_shm()) {
+  for (const auto& name : dctest::dev_shm_names("dc-")) {
     SCENARIO_CHECK(ctx, name.rfind(prefix, 0) != 0, "segment left in /dev/shm: " + name);
   }
   return "";
@@ -63,12 +51,12 @@ void PrintTo(const ShmCase& c, std::ostream* os) {
 class ShmTwoRanks : public ::testing::TestWithParam<ShmCase> {
  protected:
   void SetUp() override {
-    before_ = segments_in_dev_shm();
+    before_ = dctest::dev_shm_names("dc-");
     if (!GetParam().single_copy) setenv("DEEPCOMM_SHM_CMA", "0", 1);
   }
   void TearDown() override {
     unsetenv("DEEPCOMM_SHM_CMA");
-    for (const auto& name : segments_in_dev_shm()) {
+    for (const auto& name : dctest::dev_shm_names("dc-")) {
       EXPECT_TRUE(before_.count(name)) << "left in /dev/shm: " << name;
     }
   }
