@@ -16,7 +16,6 @@ namespace {
 // What one eager message costs the sender's window: its payload plus the receiver's bookkeeping.
 size_t eager_cost(size_t len) { return len + sizeof(FrameHeader); }
 
-
 // One async_write carries at most this many queued frames / payload bytes.
 constexpr size_t kMaxBatchFrames = 64;
 constexpr size_t kMaxBatchBytes = 16 * 1024 * 1024;
@@ -220,10 +219,9 @@ void MessageChannel::on_header() {
       if (in_.flags & kFrameMismatch) {
         finish_send(op, signature_mismatch(in_.tag.check));
       } else if (in_.flags & kFrameCancelled) {
-        // The receiver's operation failed and dropped the message. The send ends without error
-        // (nothing was sent): the failure's cause reaches this rank as the communicator's notice,
-        // and this rank's own result never depends on what it sends.
-        post_completion(std::exchange(op->done, nullptr), Status::success(), 0);
+        // The receiver's operation failed and dropped the message; this rank's own result never
+        // depends on what it sends.
+        completions_.end_send_dropped(*op);
       } else if (in_.flags & kFrameRejected) {
         finish_send(op, Status::failure(dcInvalidUsage,
                                         "the receiver's buffer is smaller than the message"));

@@ -25,6 +25,12 @@ class OpCompletions {
     if (status.ok()) sent_ += op.len;
     post(std::exchange(op.done, nullptr), status, status.ok() ? op.len : 0);
   }
+  // A send the receiver refused because its operation was cancelled: it ends without error and
+  // without bytes (the failure's cause reaches this rank as the communicator's notice).
+  template <class Op>
+  void end_send_dropped(Op& op) {
+    post(std::exchange(op.done, nullptr), Status::success(), 0);
+  }
   // Op: a receive with `done`.
   template <class Op>
   void end_recv(Op& op, const Status& status, size_t bytes) {

@@ -93,11 +93,7 @@ void UcxChannel::on_sent(void* request, ucs_status_t status, void* user_data) {
 void UcxChannel::send_done(const SendPtr& op, ucs_status_t status) {
   sending_.erase(op.get());
   if (op->header.id) rendezvous_sends_.erase(op->header.id);
-  if (status == UCS_OK && op->dropped) {
-    // The receiver's operation failed and refused the message: the send ends without error (the
-    // failure's cause reaches this rank as the communicator's notice), and nothing was sent.
-    return post_completion(std::exchange(op->done, nullptr), Status::success(), 0);
-  }
+  if (status == UCS_OK && op->dropped) return completions_.end_send_dropped(*op);
   if (status == UCS_OK) return finish_send(op, op->refused ? *op->refused : Status::success());
   if (closed_) return finish_send(op, close_status_);
   const Status failure = ucx_failure("sending", status);
