@@ -7,6 +7,7 @@
 #include <string>
 
 #include "src/base/error.h"
+#include "src/base/fork_park.h"
 #include "src/base/log.h"
 
 namespace dc {
@@ -44,7 +45,16 @@ CodecPool& CodecPool::instance() {
 }
 
 CodecPool::CodecPool(int threads) {
-  for (int i = 0; i < threads; ++i) workers_.emplace_back([this] { work(); });
+  // A fork's park job goes first: each worker takes at most one (it waits in it), so every worker
+  // parks once its current job ended.
+  auto park_first = [this](std::function<void()> park) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      jobs_.push_front(std::move(park));
+    }
+    wake_.notify_one();
+  };
+  for (int i = 0; i < threads; ++i) workers_.push_back(ForkParkedRunner::start(park_first, [this] { work(); }));
   for (auto& w : workers_) w.detach();  // the pool is never destroyed; detached, exit does not wait
 }
 

@@ -2,8 +2,8 @@
 // jobs post their completions back to it, so a large encode never holds up other communicators'
 // transfers. One pool per process; DEEPCOMM_CODEC_THREADS threads (default: one per two cores,
 // at least 1, at most 4: a rank's codec work is mostly one job at a time, and ranks of one host
-// share its cores). Idle workers sleep on a condition variable. After fork() the child starts a
-// fresh pool on first use, as the engine does.
+// share its cores). Idle workers sleep on a condition variable. A fork() parks every worker between
+// jobs (fork_park.h); the child starts a fresh pool on first use, as the engine does.
 #pragma once
 
 #include <condition_variable>

@@ -1,7 +1,8 @@
-// fork() while the progress engine runs: the child must not inherit a lock that the engine thread
-// held at that moment (it would stay held for good, the thread does not exist in the child). The
-// engine here runs handlers that each hold a lock for a while; every child of 40 forks must find
-// it free, and a child can still use DeepComm (a fresh engine, a one-rank all-reduce).
+// fork() while a library thread runs handlers or jobs (the progress engine; a codec worker; a
+// rendezvous root's thread, whose process forks the ranks): the child must not inherit a lock that thread held at
+// that moment (it would stay held for good, the thread does not exist in the child). The thread
+// here runs handlers that each hold a lock for a while; every child of 40 forks must find it free,
+// and a child can still use DeepComm (a fresh engine, a one-rank all-reduce).
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -9,26 +10,35 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
 
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+
 #include "deepcomm/deepcomm.h"
+#include "src/base/fork_park.h"
+#include "src/exec/codec_pool.h"
 #include "src/exec/engine.h"
 
 namespace {
 
 std::mutex held_by_handlers;
 
-// Re-posts itself until told to stop: the engine spends most of its time holding the lock.
-void busy_handler(std::shared_ptr<std::atomic<bool>> stop, std::shared_ptr<std::atomic<int>> runs) {
+using Post = std::function<void(std::function<void()>)>;
+
+// Re-posts itself until told to stop: the thread spends most of its time holding the lock.
+void busy_handler(Post post, std::shared_ptr<std::atomic<bool>> stop, std::shared_ptr<std::atomic<int>> runs) {
   if (*stop) return;
   {
     std::lock_guard<std::mutex> lock(held_by_handlers);
     std::this_thread::sleep_for(std::chrono::microseconds(500));
   }
   ++*runs;
-  dc::Engine::instance().post([stop, runs] { busy_handler(stop, runs); });
+  post([post, stop, runs] { busy_handler(post, stop, runs); });
 }
 
 int wait_child(pid_t pid) {
@@ -42,10 +52,12 @@ int wait_child(pid_t pid) {
   return 101;
 }
 
-TEST(Fork, ChildInheritsNoLockOfTheEngineThread) {
+// Keeps a thread running handlers through post, forks 40 times; the number of children that found
+// the handlers' lock held.
+void expect_children_find_lock_free(const Post& post) {
   auto stop = std::make_shared<std::atomic<bool>>(false);
   auto runs = std::make_shared<std::atomic<int>>(0);
-  dc::Engine::instance().post([stop, runs] { busy_handler(stop, runs); });
+  post([post, stop, runs] { busy_handler(post, stop, runs); });
   while (*runs < 3) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   int locked_in_child = 0;
   for (int i = 0; i < 40; ++i) {
@@ -60,8 +72,67 @@ TEST(Fork, ChildInheritsNoLockOfTheEngineThread) {
     locked_in_child += code;
   }
   *stop = true;
-  EXPECT_EQ(locked_in_child, 0) << "children of a fork found the engine thread's lock held";
-  EXPECT_GT(*runs, 40) << "the engine stopped running its handlers";
+  EXPECT_EQ(locked_in_child, 0) << "children of a fork found the thread's lock held";
+  EXPECT_GT(*runs, 40) << "the thread stopped running its handlers";
+}
+
+TEST(Fork, ChildInheritsNoLockOfTheEngineThread) {
+  expect_children_find_lock_free([](std::function<void()> fn) { dc::Engine::instance().post(std::move(fn)); });
+}
+
+TEST(Fork, ChildInheritsNoLockOfACodecWorker) {
+  expect_children_find_lock_free([](std::function<void()> fn) { dc::CodecPool::instance().submit(std::move(fn)); });
+}
+
+// What a rendezvous root's thread does: its own io_context, run by a thread ForkParkedRunner started.
+TEST(Fork, ChildInheritsNoLockOfAnotherLibraryThread) {
+  boost::asio::io_context io;
+  auto guard = boost::asio::make_work_guard(io);
+  std::thread runner = dc::ForkParkedRunner::start(io, [&io] { io.run(); });
+  expect_children_find_lock_free([&io](std::function<void()> fn) { boost::asio::post(io, std::move(fn)); });
+  guard.reset();
+  io.stop();
+  runner.join();
+}
+
+// An idle runner (blocked in epoll) is woken to park: forks do not wait out the park's bound.
+TEST(Fork, IdleRunnerDoesNotDelayAFork) {
+  boost::asio::io_context io;
+  auto guard = boost::asio::make_work_guard(io);
+  std::thread runner = dc::ForkParkedRunner::start(io, [&io] { io.run(); });
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 5; ++i) {
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) _exit(0);
+    EXPECT_EQ(wait_child(pid), 0);
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, dc::kParkWait) << "5 forks waited for an idle runner";
+  guard.reset();
+  io.stop();
+  runner.join();
+}
+
+// A fork right after a library thread was started (as a process hosting a root forks its ranks
+// right after making the id): the new thread's start allocates, so start() returns only once it
+// is registered. Each child starts a thread of its own (whose start allocates too) and must not
+// deadlock: under AddressSanitizer, whose allocator has no fork handlers, it would.
+TEST(Fork, ForkRightAfterStartingALibraryThread) {
+  for (int i = 0; i < 40; ++i) {
+    boost::asio::io_context io;
+    auto guard = boost::asio::make_work_guard(io);
+    std::thread runner = dc::ForkParkedRunner::start(io, [&io] { io.run(); });
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      std::thread([] { std::make_unique<char[]>(152); }).join();
+      _exit(0);
+    }
+    EXPECT_EQ(wait_child(pid), 0) << "fork " << i;
+    guard.reset();
+    io.stop();
+    runner.join();
+  }
 }
 
 TEST(Fork, ChildUsesDeepCommAfterTheParentDid) {

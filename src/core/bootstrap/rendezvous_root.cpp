@@ -8,6 +8,7 @@
 
 #include "src/base/async_handshake.h"
 #include "src/base/error.h"
+#include "src/base/fork_park.h"
 #include "src/base/log.h"
 
 namespace dc {
@@ -72,7 +73,8 @@ void RendezvousRoot::start() {
   deadline_timer_.async_wait([this](error_code ec) {
     if (!ec) on_deadline();
   });
-  thread_ = std::thread([this] {
+  // The process hosting a root usually forks its ranks next: the thread is parked across forks.
+  thread_ = ForkParkedRunner::start(io_, [this] {
     try {
       io_.run();
     } catch (const std::exception& e) {

@@ -2,7 +2,8 @@
 // collects every rank's join and answers each with the full table, or with an error when the joins
 // disagree or the deadline passes. It holds no rank state. A connection is read from only after it
 // proved the unique id's secret (handshake.h); connections still proving it are bounded in number
-// and time (handshake_slots.h), and a proven one's blob in size (wire.h).
+// and time (handshake_slots.h), and a proven one's blob in size (wire.h). The process hosting a
+// root usually forks its ranks: the root's thread is parked across every fork (fork_park.h).
 #pragma once
 
 #include <atomic>

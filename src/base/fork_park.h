@@ -1,0 +1,53 @@
+// fork() copies every lock as it is at that moment, and a lock held by a thread that the child does
+// not have stays held there for good: if one of the library's own threads is inside the allocator
+// (one without fork handlers, such as AddressSanitizer's) or holds any lock when another thread
+// forks, the child deadlocks on its first use of it. So every library thread that runs handlers
+// or jobs (the progress engine, a rendezvous root, the codec workers) takes part in fork parking
+// while it runs: a fork posts a park handler to each, waits (bounded by kParkWait) until they all
+// sit in it, holding nothing, and releases them once fork() returned in the parent. In the child
+// those threads do not exist: the registry starts empty there.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <thread>
+
+#include <boost/asio/io_context.hpp>
+
+namespace dc {
+
+// A thread that does not reach its park handler within this (a handler running long) is not
+// waited for further; the fork goes ahead.
+constexpr std::chrono::seconds kParkWait{1};
+// How long start() waits for the new thread to register (a thread starts in microseconds).
+constexpr std::chrono::seconds kStartWait{5};
+
+// Held by a thread for as long as it runs handlers (construct before io.run(), destroy after it
+// returned). Forks from any other thread park that thread between two handlers. Start such threads
+// with start(): a thread that is still starting cannot be parked (its start allocates), so the
+// starter, which may fork next, waits until the new thread is registered.
+class ForkParkedRunner {
+ public:
+  using Post = std::function<void(std::function<void()>)>;
+  // A thread running io.
+  explicit ForkParkedRunner(boost::asio::io_context& io);
+  // A thread running jobs that post hands it (the park job must reach this very thread, or a
+  // thread of a set that registers one runner each and runs one job at a time).
+  explicit ForkParkedRunner(Post post);
+  ~ForkParkedRunner();
+  // A thread that registers a runner (for io, or with post), then runs body; returned once the
+  // runner is registered (bounded by kStartWait).
+  static std::thread start(boost::asio::io_context& io, std::function<void()> body);
+  static std::thread start(Post post, std::function<void()> body);
+  ForkParkedRunner(const ForkParkedRunner&) = delete;
+  ForkParkedRunner& operator=(const ForkParkedRunner&) = delete;
+
+  struct Entry;  // the registry's record of this runner (fork_park.cpp)
+
+ private:
+  explicit ForkParkedRunner(Entry* entry);  // registers it
+  static std::thread start_thread(boost::asio::io_context* io, Post post, std::function<void()> body);
+  Entry* entry_;
+};
+
+}  // namespace dc
