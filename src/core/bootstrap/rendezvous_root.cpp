@@ -64,6 +64,11 @@ RendezvousRoot::RendezvousRoot(const tcp::endpoint& bind_to, bool reuse_address,
 
 RendezvousRoot::~RendezvousRoot() {
   io_.stop();
+  {
+    std::lock_guard<std::mutex> lock(exit_mutex_);
+    may_exit_ = true;
+  }
+  exit_cv_.notify_all();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -74,6 +79,9 @@ void RendezvousRoot::start() {
     if (!ec) on_deadline();
   });
   // The process hosting a root usually forks its ranks next: the thread is parked across forks.
+  // Done serving, it waits (holding nothing) to be joined instead of exiting by itself: a thread's
+  // exit frees memory after it can no longer be parked, so it happens inside the join, on the
+  // thread that may fork next.
   thread_ = ForkParkedRunner::start(io_, [this] {
     try {
       io_.run();
@@ -81,6 +89,8 @@ void RendezvousRoot::start() {
       DC_WARN("bootstrap root stopped: %s", e.what());
     }
     finished_ = true;
+    std::unique_lock<std::mutex> lock(exit_mutex_);
+    exit_cv_.wait(lock, [this] { return may_exit_; });
   });
 }
 

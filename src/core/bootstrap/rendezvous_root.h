@@ -11,8 +11,10 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -69,6 +71,9 @@ class RendezvousRoot {
   bool closing_ = false;  // table sent or deadline passed: stop once the writes are out
   std::thread thread_;
   std::atomic<bool> finished_{false};
+  std::mutex exit_mutex_;  // the thread, done, waits for the destructor's may_exit_
+  std::condition_variable exit_cv_;
+  bool may_exit_ = false;
 };
 
 }  // namespace dc
