@@ -12,6 +12,20 @@
 
 namespace dc {
 
+// Takes out of a connection's queues by tag (posted receives, unexpected messages) every entry of
+// operation (comm, seq), handing each queued item to take first.
+template <class QueuesByTag, class Take>
+void take_queued_of_operation(QueuesByTag& queues, uint64_t comm, uint64_t seq, Take take) {
+  for (auto it = queues.begin(); it != queues.end();) {
+    if (it->first.comm != comm || it->first.seq != seq) {
+      ++it;
+      continue;
+    }
+    for (auto& item : it->second) take(item);
+    it = queues.erase(it);
+  }
+}
+
 class CancelledOps {
  public:
   static constexpr size_t kRemembered = 64;

@@ -128,29 +128,15 @@ void MessageChannel::cancel(uint64_t comm, uint64_t seq) {
   cancelled_ops_.remember(comm, seq);
   // What the peer already sent for it and nobody will take: eager payloads go (their credit back),
   // announcements are refused so that the sender's rendezvous ends.
-  for (auto it = unexpected_.begin(); it != unexpected_.end();) {
-    if (!of_operation(it->first)) {
-      ++it;
-      continue;
+  take_queued_of_operation(unexpected_, comm, seq, [this](const Unexpected& u) {
+    if (u.header.type == FrameType::Eager) {
+      return_credit(u.header.length);
+    } else {
+      --unexpected_rts_;
+      refuse_rts(u.header, u.header.tag, kFrameCancelled);
     }
-    for (const Unexpected& u : it->second) {
-      if (u.header.type == FrameType::Eager) {
-        return_credit(u.header.length);
-      } else {
-        --unexpected_rts_;
-        refuse_rts(u.header, u.header.tag, kFrameCancelled);
-      }
-    }
-    it = unexpected_.erase(it);
-  }
-  for (auto it = posted_.begin(); it != posted_.end();) {
-    if (!of_operation(it->first)) {
-      ++it;
-      continue;
-    }
-    for (auto& op : it->second) finish_recv(op, receive_cancelled(), 0);
-    it = posted_.erase(it);
-  }
+  });
+  take_queued_of_operation(posted_, comm, seq, [this](const RecvPtr& op) { finish_recv(op, receive_cancelled(), 0); });
   if (eager_in_flight_ && of_operation(eager_in_flight_->tag)) eager_in_flight_->discard = true;
   // Its sends: frames not yet on the wire are dropped (an eager one gives its credit back), and so
   // are announced rendezvous sends whose payload the peer cannot reach yet; a frame being written

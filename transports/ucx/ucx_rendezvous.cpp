@@ -106,25 +106,11 @@ void UcxChannel::cancel(uint64_t comm, uint64_t seq) {
   cancelled_ops_.remember(comm, seq);
   // What the peer already sent for it and nobody will take: eager payloads go (their credit back),
   // rendezvous messages are refused so that the sender's send ends.
-  for (auto it = unexpected_.begin(); it != unexpected_.end();) {
-    if (!of_operation(it->first)) {
-      ++it;
-      continue;
-    }
-    for (const Unexpected& u : it->second) {
-      if (u.rendezvous) refuse(u.header, u.rendezvous, kUcxCancelled, u.header.tag);
-      else if (!u.header.id) return_credit(u.header.length);
-    }
-    it = unexpected_.erase(it);
-  }
-  for (auto it = posted_.begin(); it != posted_.end();) {
-    if (!of_operation(it->first)) {
-      ++it;
-      continue;
-    }
-    for (auto& op : it->second) finish_recv(op, receive_cancelled(), 0);
-    it = posted_.erase(it);
-  }
+  take_queued_of_operation(unexpected_, comm, seq, [this](const Unexpected& u) {
+    if (u.rendezvous) refuse(u.header, u.rendezvous, kUcxCancelled, u.header.tag);
+    else if (!u.header.id) return_credit(u.header.length);
+  });
+  take_queued_of_operation(posted_, comm, seq, [this](const RecvPtr& op) { finish_recv(op, receive_cancelled(), 0); });
   std::vector<RecvPtr> landing;
   for (const RecvPtr& op : rendezvous_recvs_) {
     if (!of_operation(op->tag)) continue;
