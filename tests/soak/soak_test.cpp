@@ -3,13 +3,15 @@
 // roots, in and out of place, groups of all-reduces, nonblocking requests; sizes mostly under 64 KiB,
 // one in 500 up to 16 MiB; every ~1000 operations either a split into halves (some operations on
 // the halves, then destroyed) or the communicator replaced by a split of all ranks and the old one
-// destroyed. After a warm-up, resident memory and open descriptors must stay flat (resident memory,
-// after malloc_trim, peaks no higher in the second half than in the first), and /dev/shm must be as
-// before. Label `soak`, outside CI (-DDEEPCOMM_SOAK_TESTS=ON; the `soak` CMake preset).
+// destroyed. After a warm-up, resident memory and open descriptors must stay flat (resident memory
+// after malloc_trim, sampled every 1000 operations, never more than kKeptBytes above its first
+// sample, and its peak over the second half no higher than kFlatPeakBytes above the first half's),
+// and /dev/shm must be as before. Label `soak`, outside CI (-DDEEPCOMM_SOAK_TESTS=ON; the `soak` CMake preset).
 #include <gtest/gtest.h>
 #include <malloc.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <set>
@@ -25,7 +27,14 @@ namespace {
 constexpr int kRanks = 8;
 constexpr size_t kSmallBytes = 64 << 10;
 constexpr size_t kLargeBytes = 16 << 20;
-constexpr size_t kFlatResidentBytes = 8 << 20;  // the second half's peak over the first half's
+// Resident memory samples depend on what the communicator of the moment keeps (scratch sized by the
+// largest operation it ran, up to two buffers of kLargeBytes) and on what the allocator keeps after
+// large frees: in a 100 000-operation run they climb in steps from 8 MiB to a plateau of 30-40 MiB
+// that some ranks reach only after half the run, so neither their floor nor their median is flat
+// between halves. What is bounded is their level: at most kKeptBytes above the first sample (two
+// large buffers and 8 MiB), and the second half's peak at most kFlatPeakBytes above the first's.
+constexpr size_t kKeptBytes = 2 * kLargeBytes + (8 << 20);
+constexpr size_t kFlatPeakBytes = 2 * kLargeBytes;
 
 const dcDataType_t kTypes[] = {dcInt8,    dcUint8,   dcInt32,   dcUint32,     dcInt64,     dcUint64,
                                dcFloat16, dcFloat32, dcFloat64, dcBfloat16, dcFloat8e4m3, dcFloat8e5m2};
@@ -50,6 +59,11 @@ struct Rng {
 size_t resident_bytes_in_use() {
   malloc_trim(0);
   return dctest::resident_bytes();
+}
+
+size_t median(std::vector<size_t> samples) {
+  std::nth_element(samples.begin(), samples.begin() + samples.size() / 2, samples.end());
+  return samples[samples.size() / 2];
 }
 
 // A random case whose per-rank buffers stay within `bytes`.
@@ -119,17 +133,16 @@ int soak_rank(int rank, int n, const dcUniqueId& id, long ops) {
   }
   Rng rng{20261201};
   long wrong = 0, splits = 0, replacements = 0;
-  // Resident memory is sampled every 1000 operations after the warm-up: its peak over the second
-  // half may not exceed its peak over the first (caches that are bounded reach their size early; a
-  // leak keeps growing). Descriptors may not exceed their count after the warm-up.
-  size_t first_half_peak = 0, second_half_peak = 0;
+  // Resident memory is sampled every 1000 operations after the warm-up (caches that are bounded
+  // reach their size early; a leak keeps growing). Descriptors may not exceed their count after
+  // the warm-up.
+  std::vector<size_t> first_half, second_half;
   int fds_mark = 0;
   const long warm_up = std::min<long>(ops / 10, 2000);
   for (long i = 0; i < ops; ++i) {
     if (i == warm_up) fds_mark = dctest::open_fds();
     if (i >= warm_up && i % 1000 == 0) {
-      size_t& peak = i < warm_up + (ops - warm_up) / 2 ? first_half_peak : second_half_peak;
-      peak = std::max(peak, resident_bytes_in_use());
+      (i < warm_up + (ops - warm_up) / 2 ? first_half : second_half).push_back(resident_bytes_in_use());
     }
     if (i % 1000 == 999) {
       dcComm_t child = nullptr;
@@ -158,13 +171,24 @@ int soak_rank(int rank, int n, const dcUniqueId& id, long ops) {
     const std::string e = one_operation(comm, rng, n, large);
     if (!e.empty() && ++wrong < 5) std::fprintf(stderr, "rank %d op %ld: %s\n", rank, i, e.c_str());
   }
-  second_half_peak = std::max(second_half_peak, resident_bytes_in_use());
+  second_half.push_back(resident_bytes_in_use());
+  if (first_half.empty()) first_half.push_back(second_half.front());
   const int fds_end = dctest::open_fds();
   dcCommDestroy(comm);
-  std::printf("SOAK rank=%d ops=%ld wrong=%ld splits=%ld replacements=%ld resident_peak_kib=%zu/%zu fds=%d->%d\n",
-              rank, ops, wrong, splits, replacements, first_half_peak >> 10, second_half_peak >> 10, fds_mark, fds_end);
+  const size_t first = first_half.front();
+  const size_t peak1 = *std::max_element(first_half.begin(), first_half.end());
+  const size_t peak2 = *std::max_element(second_half.begin(), second_half.end());
+  std::printf("SOAK rank=%d ops=%ld wrong=%ld splits=%ld replacements=%ld resident_first_kib=%zu "
+              "resident_median_kib=%zu/%zu resident_peak_kib=%zu/%zu fds=%d->%d\n",
+              rank, ops, wrong, splits, replacements, first >> 10, median(first_half) >> 10,
+              median(second_half) >> 10, peak1 >> 10, peak2 >> 10, fds_mark, fds_end);
+  std::string samples;
+  for (const auto* half : {&first_half, &second_half})
+    for (size_t bytes : *half) samples += " " + std::to_string(bytes >> 20);
+  std::printf("SOAK rank=%d resident_mib_every_1000_ops:%s\n", rank, samples.c_str());
   std::fflush(stdout);
-  const bool flat = second_half_peak <= first_half_peak + kFlatResidentBytes && fds_end <= fds_mark;
+  const bool flat = std::max(peak1, peak2) <= first + kKeptBytes && peak2 <= peak1 + kFlatPeakBytes &&
+                    fds_end <= fds_mark;
   return wrong == 0 && flat ? 0 : 1;
 }
 
