@@ -52,9 +52,9 @@ void park(ParkState* s, uint64_t fork_number) {
   s->cv.wait(lock, [&] { return s->released >= fork_number; });
 }
 
+// The handlers are installed only once g_state exists.
 void park_runners_before_fork() {
   ParkState* s = g_state.load();
-  if (!s) return;
   std::unique_lock<std::mutex> lock(s->mutex);
   const uint64_t fork_number = ++s->asked;
   t_fork_number = fork_number;
@@ -70,15 +70,12 @@ void park_runners_before_fork() {
 
 void release_runners_after_fork() {
   ParkState* s = g_state.load();
-  if (!s) return;
   std::lock_guard<std::mutex> lock(s->mutex);
   s->released = std::max(s->released, t_fork_number);
   s->cv.notify_all();
 }
 
-void start_afresh_in_child() {
-  if (g_state.load()) g_state.store(new ParkState());
-}
+void start_afresh_in_child() { g_state.store(new ParkState()); }
 
 ParkState* state() {
   std::call_once(g_install_once, [] {
@@ -89,13 +86,6 @@ ParkState* state() {
 }
 
 }  // namespace
-
-ForkParkedRunner::ForkParkedRunner(boost::asio::io_context& io)
-    : ForkParkedRunner(new Entry{[&io](std::function<void()> fn) { boost::asio::post(io, std::move(fn)); }, &io,
-                                 std::this_thread::get_id()}) {}
-
-ForkParkedRunner::ForkParkedRunner(Post post)
-    : ForkParkedRunner(new Entry{std::move(post), nullptr, std::this_thread::get_id()}) {}
 
 ForkParkedRunner::ForkParkedRunner(Entry* entry) : entry_(entry) {
   ParkState* s = state();
@@ -114,18 +104,18 @@ ForkParkedRunner::~ForkParkedRunner() {
 }
 
 std::thread ForkParkedRunner::start(boost::asio::io_context& io, std::function<void()> body) {
-  return start_thread(&io, nullptr, std::move(body));
+  return start_thread([&io](std::function<void()> fn) { boost::asio::post(io, std::move(fn)); }, &io, std::move(body));
 }
 
 std::thread ForkParkedRunner::start(Post post, std::function<void()> body) {
-  return start_thread(nullptr, std::move(post), std::move(body));
+  return start_thread(std::move(post), nullptr, std::move(body));
 }
 
-std::thread ForkParkedRunner::start_thread(boost::asio::io_context* io, Post post, std::function<void()> body) {
+std::thread ForkParkedRunner::start_thread(Post post, boost::asio::io_context* io, std::function<void()> body) {
   auto registered = std::make_shared<std::promise<void>>();
   std::future<void> ready = registered->get_future();
   std::thread thread([io, post = std::move(post), body = std::move(body), registered]() mutable {
-    ForkParkedRunner runner = io ? ForkParkedRunner(*io) : ForkParkedRunner(std::move(post));
+    ForkParkedRunner runner(new Entry{std::move(post), io, std::this_thread::get_id()});
     registered->set_value();
     body();
   });

@@ -22,31 +22,28 @@ constexpr std::chrono::seconds kParkWait{1};
 // How long start() waits for the new thread to register (a thread starts in microseconds).
 constexpr std::chrono::seconds kStartWait{5};
 
-// Held by a thread for as long as it runs handlers (construct before io.run(), destroy after it
-// returned). Forks from any other thread park that thread between two handlers. Start such threads
-// with start(): a thread that is still starting cannot be parked (its start allocates), so the
-// starter, which may fork next, waits until the new thread is registered.
+// Held by a library thread for as long as it runs handlers or jobs; forks from any other thread park
+// it between two of them. Made only by start(), inside the new thread: a thread that is still
+// starting cannot be parked (its start allocates), so the starter, which may fork next, waits until
+// the new thread is registered.
 class ForkParkedRunner {
  public:
   using Post = std::function<void(std::function<void()>)>;
-  // A thread running io.
-  explicit ForkParkedRunner(boost::asio::io_context& io);
-  // A thread running jobs that post hands it (the park job must reach this very thread, or a
-  // thread of a set that registers one runner each and runs one job at a time).
-  explicit ForkParkedRunner(Post post);
-  ~ForkParkedRunner();
-  // A thread that registers a runner (for io, or with post), then runs body; returned once the
-  // runner is registered (bounded by kStartWait).
+  // A thread that registers itself, then runs body; returned once it is registered (bounded by
+  // kStartWait). With io: body runs io, and a park handler is posted to io. With post: body runs
+  // jobs that post hands it (the park job must reach this very thread, or a thread of a set that
+  // each registers with the same post and runs one job at a time).
   static std::thread start(boost::asio::io_context& io, std::function<void()> body);
   static std::thread start(Post post, std::function<void()> body);
+  ~ForkParkedRunner();
   ForkParkedRunner(const ForkParkedRunner&) = delete;
   ForkParkedRunner& operator=(const ForkParkedRunner&) = delete;
 
-  struct Entry;  // the registry's record of this runner (fork_park.cpp)
+  struct Entry;  // the registry's record of a runner (fork_park.cpp)
 
  private:
   explicit ForkParkedRunner(Entry* entry);  // registers it
-  static std::thread start_thread(boost::asio::io_context* io, Post post, std::function<void()> body);
+  static std::thread start_thread(Post post, boost::asio::io_context* io, std::function<void()> body);
   Entry* entry_;
 };
 

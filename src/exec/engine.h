@@ -18,7 +18,6 @@ class Engine {
 
   boost::asio::io_context& io() { return io_; }
   void post(std::function<void()> fn);
-  bool on_engine_thread() const { return std::this_thread::get_id() == thread_.get_id(); }
 
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;

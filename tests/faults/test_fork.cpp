@@ -1,8 +1,8 @@
 // fork() while a library thread runs handlers or jobs (the progress engine; a codec worker; a
-// rendezvous root's thread, whose process forks the ranks): the child must not inherit a lock that thread held at
-// that moment (it would stay held for good, the thread does not exist in the child). The thread
-// here runs handlers that each hold a lock for a while; every child of 40 forks must find it free,
-// and a child can still use DeepComm (a fresh engine, a one-rank all-reduce).
+// rendezvous root's thread, whose process forks the ranks): the child must not inherit a lock that
+// thread held at that moment (it would stay held for good, the thread does not exist in the
+// child). The thread here runs handlers that each hold a lock for a while; every child of 40 forks
+// must find it free, and a child can still use DeepComm (a fresh engine, a one-rank all-reduce).
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -28,7 +28,19 @@ namespace {
 
 std::mutex held_by_handlers;
 
-using Post = std::function<void(std::function<void()>)>;
+using Post = dc::ForkParkedRunner::Post;
+
+// An io_context run by a thread that ForkParkedRunner started, as a rendezvous root's is.
+struct ParkedIoThread {
+  boost::asio::io_context io;
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> guard = boost::asio::make_work_guard(io);
+  std::thread thread = dc::ForkParkedRunner::start(io, [this] { io.run(); });
+  ~ParkedIoThread() {
+    guard.reset();
+    io.stop();
+    thread.join();
+  }
+};
 
 // Re-posts itself until told to stop: the thread spends most of its time holding the lock.
 void busy_handler(Post post, std::shared_ptr<std::atomic<bool>> stop, std::shared_ptr<std::atomic<int>> runs) {
@@ -86,20 +98,13 @@ TEST(Fork, ChildInheritsNoLockOfACodecWorker) {
 
 // What a rendezvous root's thread does: its own io_context, run by a thread ForkParkedRunner started.
 TEST(Fork, ChildInheritsNoLockOfAnotherLibraryThread) {
-  boost::asio::io_context io;
-  auto guard = boost::asio::make_work_guard(io);
-  std::thread runner = dc::ForkParkedRunner::start(io, [&io] { io.run(); });
-  expect_children_find_lock_free([&io](std::function<void()> fn) { boost::asio::post(io, std::move(fn)); });
-  guard.reset();
-  io.stop();
-  runner.join();
+  ParkedIoThread runner;
+  expect_children_find_lock_free([&runner](std::function<void()> fn) { boost::asio::post(runner.io, std::move(fn)); });
 }
 
 // An idle runner (blocked in epoll) is woken to park: forks do not wait out the park's bound.
 TEST(Fork, IdleRunnerDoesNotDelayAFork) {
-  boost::asio::io_context io;
-  auto guard = boost::asio::make_work_guard(io);
-  std::thread runner = dc::ForkParkedRunner::start(io, [&io] { io.run(); });
+  ParkedIoThread runner;
   const auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < 5; ++i) {
     const pid_t pid = fork();
@@ -108,9 +113,6 @@ TEST(Fork, IdleRunnerDoesNotDelayAFork) {
     EXPECT_EQ(wait_child(pid), 0);
   }
   EXPECT_LT(std::chrono::steady_clock::now() - start, dc::kParkWait) << "5 forks waited for an idle runner";
-  guard.reset();
-  io.stop();
-  runner.join();
 }
 
 // A fork right after a library thread was started (as a process hosting a root forks its ranks
@@ -119,9 +121,7 @@ TEST(Fork, IdleRunnerDoesNotDelayAFork) {
 // deadlock: under AddressSanitizer, whose allocator has no fork handlers, it would.
 TEST(Fork, ForkRightAfterStartingALibraryThread) {
   for (int i = 0; i < 40; ++i) {
-    boost::asio::io_context io;
-    auto guard = boost::asio::make_work_guard(io);
-    std::thread runner = dc::ForkParkedRunner::start(io, [&io] { io.run(); });
+    ParkedIoThread runner;
     const pid_t pid = fork();
     ASSERT_GE(pid, 0);
     if (pid == 0) {
@@ -129,9 +129,6 @@ TEST(Fork, ForkRightAfterStartingALibraryThread) {
       _exit(0);
     }
     EXPECT_EQ(wait_child(pid), 0) << "fork " << i;
-    guard.reset();
-    io.stop();
-    runner.join();
   }
 }
 
