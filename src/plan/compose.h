@@ -67,6 +67,11 @@ struct BuildSpace {
   // direct: segment k at member k); empty: n balanced segments. Hierarchical plans give each
   // member of a host the segments it owns when hosts hold different numbers of ranks.
   std::vector<plan_build::Range> segments;
+  // The ring all-reduce that each block feeds after a reduce-scatter half (a hierarchical plan's
+  // ring across hosts: host u's members are its member u): the direct half finishes each block's
+  // chunks in the order that ring consumes them (plan_build::ring_feed_order). 1 member: no ring.
+  int feeds_ring_member = 0;
+  int feeds_ring_members = 1;
 
   int n() const { return static_cast<int>(members.size()); }
   plan_build::Range segment(int k) const {

@@ -23,6 +23,12 @@ uint64_t chunks_per_block(const BuildSpace& sp) {
   return chunk_count(sp.longest_segment(), sp.chunk_elems());
 }
 
+// The order in which block k's chunks are sent to its owner and summed there: as the ring they
+// feed next consumes them (BuildSpace::feeds_ring_member), else in order.
+std::vector<size_t> feed_order(const BuildSpace& sp, Range block) {
+  return ring_feed_order(block.count, sp.chunk_elems(), sp.feeds_ring_member, sp.feeds_ring_members);
+}
+
 // Reduce-scatter sends: chunk j of block k to owner k, starting with the next member so that the
 // owners' first receives are spread over the senders. Returns [k][j]: the send of block k's chunk j.
 std::vector<std::vector<uint32_t>> scatter(BuildSpace& sp) {
@@ -31,17 +37,20 @@ std::vector<std::vector<uint32_t>> scatter(BuildSpace& sp) {
   std::vector<std::vector<uint32_t>> scattered(n);
   for (int i = 1; i < n; ++i) {
     const int k = wrap(r + i, n);
-    for (const Range& c : split_chunks(block(sp, k).count, chunk)) {
-      scattered[k].push_back(sp.add(send(sp.peer(k), sp.tag(0, per_block, c.offset / chunk),
-                                         sp.input(block(sp, k).offset + c.offset), c.count)));
+    const std::vector<Range> chunks = split_chunks(block(sp, k).count, chunk);
+    scattered[k].resize(chunks.size());
+    for (size_t j : feed_order(sp, block(sp, k))) {
+      scattered[k][j] = sp.add(send(sp.peer(k), sp.tag(0, per_block, j), sp.input(block(sp, k).offset + chunks[j].offset),
+                                    chunks[j].count));
     }
   }
   return scattered;
 }
 
-// Accumulation into the own block, chunk by chunk, peer after peer. A transport that hands a
-// message over in pieces has each piece reduced while it is in cache; otherwise it lands in one of
-// the round-robin staging slots first (two chunks' worth, so transfers overlap reductions).
+// Accumulation into the own block, chunk by chunk (in feed order), peer after peer. A transport
+// that hands a message over in pieces has each piece reduced while it is in cache; otherwise it
+// lands in one of the round-robin staging slots first (two chunks' worth, so transfers overlap
+// reductions).
 // Returns, per chunk of the own block, the step that finished it.
 std::vector<uint32_t> accumulate(BuildSpace& sp) {
   const int n = sp.n(), r = sp.self;
@@ -54,7 +63,7 @@ std::vector<uint32_t> accumulate(BuildSpace& sp) {
   std::vector<std::optional<uint32_t>> slot_user(slots);  // the last reduction that read the slot
   std::vector<uint32_t> finished(own_chunks.size());
   uint64_t next_slot = 0;
-  for (size_t j = 0; j < own_chunks.size(); ++j) {
+  for (size_t j : feed_order(sp, own)) {
     const Range& c = own_chunks[j];
     const uint64_t at = own.offset + c.offset;
     std::optional<uint32_t> partial;

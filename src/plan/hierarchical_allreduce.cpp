@@ -201,6 +201,16 @@ std::pair<Shape, Traffic> best_shape(const PlanRequest& request, const std::vect
   return best;
 }
 
+// Whether the level after l is a flat ring over one member per unit (then the reduce-scatter
+// inside unit u finishes its chunks in the order ring member u consumes them). The segments'
+// rings are priced alike; the first one's choice stands for all.
+bool next_level_rings(const PlanRequest& request, const Shape& shape, size_t l, const Units& units, int K,
+                      uint64_t count) {
+  if (l + 1 != shape.levels.size()) return false;
+  const Range segment = ring_segment(count, K, 0);
+  return std::string(flat_choice(request, rail_of_segment(units, K, 0), segment.count).name) == "ring";
+}
+
 void build_level(BuildSpace sp, const Shape& shape, size_t l, uint32_t slot, uint32_t slots) {
   const PlanRequest& request = *sp.request;
   if (l == shape.levels.size()) {
@@ -227,6 +237,10 @@ void build_level(BuildSpace sp, const Shape& shape, size_t l, uint32_t slot, uin
   local.self = j;
   local.finalize = false;
   local.segments = half_segments(sp.count, K, r, direct);
+  if (direct && next_level_rings(request, shape, l, units, K, sp.count)) {
+    local.feeds_ring_member = u;
+    local.feeds_ring_members = static_cast<int>(units.size());
+  }
   if (r > 1)
     build_phase(local, {slot, slots}, std::string("reduce-scatter") + level_name, direct ? "direct" : "ring",
                 direct ? build_direct_allreduce_scatter_half : build_ring_allreduce_scatter_half);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <string>
+#include <utility>
 
 #include "src/base/error.h"
 
@@ -78,6 +79,40 @@ Range ring_segment(uint64_t total, int n, int k) {
   uint64_t extra = total % n;
   uint64_t uk = static_cast<uint64_t>(k);
   return {uk * base + std::min(uk, extra), base + (uk < extra ? 1 : 0)};
+}
+
+namespace {
+
+// The ring segment (of n over total) that holds element x < total.
+int segment_holding(uint64_t total, int n, uint64_t x) {
+  const uint64_t base = total / n, extra = total % n;
+  if (x < extra * (base + 1)) return static_cast<int>(x / (base + 1));
+  return static_cast<int>(extra + (x - extra * (base + 1)) / base);
+}
+
+}  // namespace
+
+std::vector<size_t> ring_feed_order(uint64_t count, uint64_t chunk, int member, int members) {
+  const size_t chunks = chunk_count(count, chunk);
+  // Per chunk (distance, position in its part): part `member`-d has distance d. A chunk that spans
+  // parts takes the earliest key among them.
+  using Key = std::pair<int, uint64_t>;
+  std::vector<std::pair<Key, size_t>> keyed;
+  keyed.reserve(chunks);
+  for (size_t i = 0; i < chunks; ++i) {
+    const uint64_t begin = i * chunk, end = std::min(count, begin + chunk);
+    Key best{members, 0};
+    for (int p = segment_holding(count, members, begin); p <= segment_holding(count, members, end - 1); ++p) {
+      const Range part = ring_segment(count, members, p);
+      best = std::min(best, Key{wrap(member - p, members), (std::max(begin, part.offset) - part.offset) / chunk});
+    }
+    keyed.emplace_back(best, i);
+  }
+  std::stable_sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<size_t> order;
+  order.reserve(chunks);
+  for (const auto& k : keyed) order.push_back(k.second);
+  return order;
 }
 
 uint32_t make_tag(uint64_t phase, uint64_t chunks_per_phase, uint64_t chunk) {

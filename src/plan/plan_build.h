@@ -37,6 +37,14 @@ uint64_t chunk_count(uint64_t count, uint64_t chunk);
 // Segment k of n balanced segments of `total` elements (the first total % n get one more).
 Range ring_segment(uint64_t total, int n, int k);
 
+// The order in which a reduce-scatter should finish the chunks of a block of `count` elements
+// (split_chunks indices) that then feeds member `member` of a ring all-reduce over `members`,
+// whose parts are the block's balanced parts: the ring's first step sends part `member` and sums
+// part `member`-1 into what arrives, its next step sums part `member`-2, ...; so part `member`
+// comes first, then `member`-1, -2, ... (each whole: on 2 x 4 ranks at 1 Gbit/s a 64 MiB
+// all-reduce took 4% longer with the first two parts' chunks alternating). One member: in order.
+std::vector<size_t> ring_feed_order(uint64_t count, uint64_t chunk, int member, int members);
+
 // Dependency list of at most one step.
 inline std::vector<uint32_t> after(std::optional<uint32_t> step) {
   return step ? std::vector<uint32_t>{*step} : std::vector<uint32_t>{};

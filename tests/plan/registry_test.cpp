@@ -362,5 +362,60 @@ TEST(ComposedPlan, LaterPhasesSendsWaitOnlyForTheirChunks) {
   }
 }
 
+// Steps that `step` waits for, directly or through others.
+std::vector<bool> waits_for(const Plan& plan, uint32_t step) {
+  std::vector<bool> reached(plan.steps.size(), false);
+  std::vector<uint32_t> todo = {step};
+  while (!todo.empty()) {
+    const Step& s = plan.steps[todo.back()];
+    todo.pop_back();
+    for (uint32_t d = 0; d < s.dep_count; ++d) {
+      const uint32_t dep = plan.deps[s.dep_begin + d];
+      if (!reached[dep]) todo.push_back(dep);
+      reached[dep] = true;
+    }
+  }
+  return reached;
+}
+
+// How many of the plan's sums (RecvReduce steps) its first message to another host waits for,
+// directly or through other steps; -1 when it sends nothing to another host.
+int sums_before_first_cross_host_send(const ClusterView& cluster, const Plan& plan) {
+  uint32_t first = 0;
+  while (first < plan.steps.size() &&
+         (plan.steps[first].kind != StepKind::Send || cluster.same_host(plan.rank, plan.steps[first].peer)))
+    ++first;
+  if (first == plan.steps.size()) return -1;
+  const std::vector<bool> reached = waits_for(plan, first);
+  int sums = 0;
+  for (size_t i = 0; i < plan.steps.size(); ++i) sums += reached[i] && plan.steps[i].kind == StepKind::RecvReduce;
+  return sums;
+}
+
+// The ring across hosts starts on host u by sending part u of each segment; the reduce-scatter
+// inside each host finishes that part first, so every host's first message to another host waits
+// for the sums of a chunk or two (a part need not start on a chunk boundary), not for most of its
+// host's reduce-scatter, which kept one direction of the link idle meanwhile (without the feed
+// order: 15 of 48 sums on 2 x 4, 21 and 36 on 3 x 4).
+TEST(ComposedPlan, EveryHostSendsAcrossAfterAChunkOfItsSums) {
+  for (const auto& cluster : {ClusterView::blocks(2, 4, true), ClusterView::blocks(3, 4, true)}) {
+    // Large enough for a ring across hosts; 16 chunks per rank's segment on 2 hosts.
+    PlanRequest q = request(dcCollAllReduce, cluster->nranks(), 64 << 20, cluster);
+    q.chunk_bytes = 1 << 20;
+    q.algorithms = AlgorithmFilter::only("hierarchical");
+    const int sums_per_chunk = cluster->max_ranks_per_host() - 1;
+    for (int rank = 0; rank < cluster->nranks(); ++rank) {
+      q.rank = rank;
+      const Plan plan = make_plan(q);
+      ASSERT_EQ(plan.algorithm, "hierarchical");
+      const int sums = sums_before_first_cross_host_send(*cluster, plan);
+      const std::string where = "on " + cluster->describe() + ", rank " + std::to_string(rank);
+      EXPECT_GE(sums, sums_per_chunk) << where << " sends to another host before its host's sum";
+      EXPECT_LE(sums, 2 * sums_per_chunk) << where << "'s first message to another host waits for " << sums
+                                          << " sums of its host's reduce-scatter";
+    }
+  }
+}
+
 }  // namespace
 }  // namespace dc
