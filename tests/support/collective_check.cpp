@@ -274,27 +274,29 @@ std::string run_case(dcComm_t comm, const Case& c, uint64_t* digest, size_t* wro
   void* recv = out;
   size_t result_offset = 0;  // where this rank's result starts in out (bytes)
   if (!c.in_place) {
-    std::memcpy(in_storage.data() + guard, input.data(), input.size());
+    std::copy(input.begin(), input.end(), in_storage.begin() + guard);
     send = in_storage.data() + guard;
   } else {
     switch (c.collective) {
       case dcCollAllGather:
       case dcCollGather:
-        std::memcpy(out + rank * c.count * es, input.data(), input.size());
+        std::copy(input.begin(), input.end(), out + rank * c.count * es);
         send = out + rank * c.count * es;
         break;
       case dcCollReduceScatter:
       case dcCollScatter: {
         const size_t full = c.count * n * es;
-        if (c.collective == dcCollReduceScatter || rank == c.root)
-          std::memcpy(out, typed_input(c, rank, n).data(), full);
+        if (c.collective == dcCollReduceScatter || rank == c.root) {
+          const std::vector<uint8_t> whole = typed_input(c, rank, n);
+          std::copy(whole.begin(), whole.begin() + full, out);
+        }
         send = out;
         recv = out + rank * c.count * es;
         result_offset = rank * c.count * es;
         break;
       }
       default:
-        std::memcpy(out, input.data(), input.size());
+        std::copy(input.begin(), input.end(), out);
         send = out;
     }
   }
