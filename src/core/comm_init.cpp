@@ -196,8 +196,7 @@ dcComm* split_comm(dcComm* parent, int color, int key, const dcConfig_t* config)
       if (members[i].second == parent_rank) c->exec.rank = i;
     }
     c->cluster = parent_cluster->subset(parent_ranks);
-    c->exec.next_send_seq.assign(c->exec.nranks, 0);
-    c->exec.next_recv_seq.assign(c->exec.nranks, 0);
+    c->exec.reset_p2p_sequences();
     start_services(c);
   };
   return complete_setup(std::move(child), finish);
@@ -263,8 +262,7 @@ dcComm* shrink_comm(dcComm* parent, std::vector<int> excluded, const dcConfig_t*
   }
   child->cluster = parent->cluster->subset(parent_ranks);
   child->exec.nranks = static_cast<int>(child->exec.link_index.size());
-  child->exec.next_send_seq.assign(child->exec.nranks, 0);
-  child->exec.next_recv_seq.assign(child->exec.nranks, 0);
+  child->exec.reset_p2p_sequences();
   start_services(child.get());
   register_comm(child.get());
   return child.release();

@@ -232,8 +232,7 @@ void finish_setup(dcComm* comm, const std::vector<RankCard>& cards, const std::v
   connect_peers(comm, cards, remaining);
   comm->exec.link_index.resize(comm->exec.nranks);
   for (int r = 0; r < comm->exec.nranks; ++r) comm->exec.link_index[r] = r;
-  comm->exec.next_send_seq.assign(comm->exec.nranks, 0);
-  comm->exec.next_recv_seq.assign(comm->exec.nranks, 0);
+  comm->exec.reset_p2p_sequences();
   start_services(comm);
   DC_INFO("comm %016llx rank %d/%d ready", static_cast<unsigned long long>(comm->exec.id), comm->exec.rank, comm->exec.nranks);
 }

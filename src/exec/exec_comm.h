@@ -42,9 +42,15 @@ struct ExecComm {
   int timeout_ms = 300000;      // progress deadline (DEEPCOMM_TIMEOUT)
   int engine_timeout_ms = 60000;  // deadline of a hand-off to the engine thread
 
-  // Numbering, advanced by the one thread issuing operations; the failure notices read it.
-  uint64_t next_collective_seq = 0;
-  std::vector<uint32_t> next_send_seq, next_recv_seq;
+  // Numbering, advanced by the thread issuing operations. Atomic: the engine reads it for the
+  // failure notices while a caller may be issuing (abort or a peer's failure meanwhile).
+  std::atomic<uint64_t> next_collective_seq{0};
+  std::vector<std::atomic<uint32_t>> next_send_seq, next_recv_seq;  // per peer
+  // Zeroes the per-peer numbering for nranks peers (at set-up).
+  void reset_p2p_sequences() {
+    next_send_seq = std::vector<std::atomic<uint32_t>>(nranks);
+    next_recv_seq = std::vector<std::atomic<uint32_t>>(nranks);
+  }
 
   // Engine side.
   std::deque<std::shared_ptr<Operation>> collective_queue;  // front is running
