@@ -13,6 +13,7 @@ LinkTier default_loopback_tier() { return {"loopback", 30e-6, 1.5e9, false}; }
 LinkTier default_network_tier() { return {"network", 50e-6, 1.25e9, false}; }
 double default_memory_bandwidth() { return 16e9; }
 double default_rank_memory_bandwidth() { return 10e9; }
+double default_message_cpu_seconds() { return 20e-6; }
 
 LinkTier link_tier_of(const topo::Tier& tier) {
   LinkTier t{tier.name, tier.latency_us * 1e-6, tier.bandwidth_gbps * 1e9 / 8, tier.per_rail};

@@ -40,6 +40,12 @@ LinkTier default_loopback_tier();
 LinkTier default_network_tier();
 double default_memory_bandwidth();
 double default_rank_memory_bandwidth();
+// CPU time one end of a message costs (the sender's or the receiver's engine: a system call, a
+// wake-up, the bookkeeping). Priced only on hosts with fewer cores than ranks, where the ranks
+// queue for the cores; with a core per rank it is part of α on the message's chain. Fitted on the
+// namespace cluster (8 ranks on 2 cores): ring, hierarchical and tree all-reduces of 64 B cost
+// ~20 µs of time per extra message end per core (docs/topology.md).
+double default_message_cpu_seconds();
 
 // A topology file's tier as the cost model prices it: calibrated α and β where given, else the
 // declared latency and bandwidth.

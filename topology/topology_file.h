@@ -19,6 +19,7 @@ constexpr uint32_t kMaxHosts = 1 << 20;  // host indices are below this
 constexpr size_t kMaxTopologyFileBytes = 16 << 20;
 constexpr double kMaxBandwidthGbps = 1e6;
 constexpr double kMaxMicroseconds = 1e7;
+constexpr size_t kMaxTiers = 16;  // network tiers (the cost model keys loads by tier in 5 bits)
 
 // A host named by host name, or a range of host indices (one index: count 1). Host indices are
 // the cluster view's numbering of hosts.

@@ -142,6 +142,8 @@ class Parser {
  private:
   void parse_tiers(const JsonValue& tiers) {
     schema_.array(tiers, "tiers", true);
+    if (tiers.items.size() > kMaxTiers)
+      schema_.fail_at(tiers, "tiers", "more than " + std::to_string(kMaxTiers) + " tiers");
     std::map<std::string, size_t> names;
     for (size_t t = 0; t < tiers.items.size(); ++t) {
       const JsonValue& v = tiers.items[t];

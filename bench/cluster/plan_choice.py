@@ -4,8 +4,8 @@ cluster of network-namespace hosts (tools/cluster/dc-cluster), interleaved round
 (BENCHMARKING.md). Per layout (ranks per host, block placement) and round: the link rate (iperf3),
 then all_reduce_perf once per DEEPCOMM_ALGO (auto first), then Open MPI (dc-mpirun, ob1 with
 self,vader,tcp). DeepComm's ranks load a topology file whose network tier is the link measured
-before the first round, so the cost model knows the link (--topo-file gives one instead, e.g.
-deepcomm-calibrate's). Prints a markdown section: medians per size, the slow-link bound
+before the first round, so the cost model knows the link, and gives each host its share of this
+machine's cores (--topo-file gives one instead, e.g. deepcomm-calibrate's). Prints a markdown section: medians per size, the slow-link bound
 2(h-1)/h*S/rate, each time over the bound, auto over the best fixed algorithm of the same size,
 and, where deepcomm-sim is built, the model's predicted time per algorithm beside the measured.
 
@@ -51,9 +51,13 @@ def parse_args():
     return p.parse_args()
 
 
-def topology_file(path, rate_gbps, latency_us):
+def topology_file(path, rate_gbps, latency_us, hosts):
+    # Every namespace host runs on this machine's cores: each gets its share (at least one), so the
+    # model prices the CPU time of messages on oversubscribed hosts (docs/topology.md).
+    cores = max(1, len(os.sched_getaffinity(0)) // hosts)
     with open(path, "w") as f:
-        json.dump({"version": 1, "tiers": [{"name": "veth", "bandwidth_gbps": rate_gbps, "latency_us": latency_us}]}, f)
+        json.dump({"version": 1, "tiers": [{"name": "veth", "bandwidth_gbps": rate_gbps, "latency_us": latency_us}],
+                   "hosts": [{"name": "*", "cores": cores}]}, f)
 
 
 def measure_layout(a, per_host, work):
@@ -70,7 +74,7 @@ def measure_layout(a, per_host, work):
         if not topo:
             topo = os.path.join(work, "topology.json")
             first = c.link_rate_gbps()
-            topology_file(topo, first, a.latency_us)
+            topology_file(topo, first, a.latency_us, hosts)
             result["topology_file"] = {"bandwidth_gbps": first, "latency_us": a.latency_us}
         placement = ["--netns", c.netns, "--ranks-per-host", ",".join(map(str, per_host))]
         for rnd in range(a.pairs):
@@ -113,7 +117,7 @@ def predictions(a, result, topo_rate_gbps):
     try:
         topo = a.topo_file or os.path.join(work, "t.json")
         if not a.topo_file:
-            topology_file(topo, topo_rate_gbps, a.latency_us)
+            topology_file(topo, topo_rate_gbps, a.latency_us, len(result["layout"]))
         layout = result["layout"]
         if len(set(layout)) != 1:
             return {}  # deepcomm-sim lays out the same number of ranks on every host

@@ -7,7 +7,7 @@
 namespace dc {
 
 uint64_t Traffic::key(Kind kind, int tier, int host, int index) {
-  return (uint64_t{kind} << 62) | (static_cast<uint64_t>(tier) << 56) | (static_cast<uint64_t>(host) << 32) |
+  return (uint64_t{kind} << 61) | (static_cast<uint64_t>(tier) << 56) | (static_cast<uint64_t>(host) << 32) |
          static_cast<uint32_t>(index);
 }
 
@@ -19,9 +19,11 @@ void Traffic::network(int tier, int host, int rail, bool out, double bytes) {
   loads_.push_back({key(out ? kNetOut : kNetIn, tier, host, rail), bytes});
 }
 
-void Traffic::transfer(int from, int to, double bytes, bool reduce) {
+void Traffic::transfer(int from, int to, double bytes, bool reduce, double messages) {
   if (from == to) return;
   const ClusterView& v = *view_;
+  message_ends(v.host_of(from), messages);
+  message_ends(v.host_of(to), messages);
   const bool same_host = v.same_host(from, to);
   if (!same_host) {
     const int tier = v.tier_index(v.host_of(from), v.host_of(to));
@@ -50,6 +52,8 @@ void Traffic::host_link(int host, int tier, double out, double in) {
   }
 }
 
+void Traffic::message_ends(int host, double count) { loads_.push_back({key(kCpu, 0, host, 0), count}); }
+
 void Traffic::memory(int rank, double bytes) {
   loads_.push_back({key(kMemory, 0, view_->host_of(rank), rank), bytes});
 }
@@ -69,7 +73,7 @@ std::vector<Traffic::Load> Traffic::totals() const {
   std::sort(sorted.begin(), sorted.end(), [](const Load& a, const Load& b) { return a.key < b.key; });
   std::vector<Load> out;
   for (const Load& l : sorted) {
-    if (!out.empty() && out.back().key == l.key) out.back().bytes += l.bytes;
+    if (!out.empty() && out.back().key == l.key) out.back().amount += l.amount;
     else out.push_back(l);
   }
   return out;
@@ -82,23 +86,26 @@ double Traffic::load_seconds(const std::vector<Load>& totals, bool network_only)
   int host = -1;
   double host_memory = 0;
   for (const Load& l : totals) {
-    const auto kind = static_cast<Kind>(l.key >> 62);
-    const int tier = static_cast<int>((l.key >> 56) & 0x3f);
-    const int h = static_cast<int>((l.key >> 32) & 0xffffff);
+    const Kind kind = kind_of(l.key);
+    const int h = host_of(l.key);
     double seconds = 0;
     if (kind == kNetOut || kind == kNetIn) {
-      seconds = l.bytes / v.network_tier(tier).bandwidth_Bps;
+      seconds = l.amount / v.network_tier(tier_of(l.key)).bandwidth_Bps;
     } else if (network_only) {
       continue;
     } else if (kind == kStream) {
-      seconds = l.bytes / v.intra_host().bandwidth_Bps;
+      seconds = l.amount / v.intra_host().bandwidth_Bps;
+    } else if (kind == kCpu) {
+      const int cores = v.node(h).cores;
+      const int ranks = static_cast<int>(v.ranks_on_host(h).size());
+      if (cores > 0 && ranks > cores) seconds = l.amount * default_message_cpu_seconds() / cores;
     } else {
-      seconds = l.bytes / v.rank_memory_bandwidth();
+      seconds = l.amount / v.rank_memory_bandwidth();
       if (h != host) {
         host = h;
         host_memory = 0;
       }
-      host_memory += l.bytes;
+      host_memory += l.amount;
       busiest = std::max(busiest, host_memory / v.memory_bandwidth());
     }
     busiest = std::max(busiest, seconds);
@@ -113,11 +120,17 @@ double Traffic::network_seconds() const { return load_seconds(totals(), true); }
 std::map<Traffic::Link, double> Traffic::link_bytes() const {
   std::map<Link, double> out;
   for (const Load& l : totals()) {
-    const auto kind = static_cast<Kind>(l.key >> 62);
+    const Kind kind = kind_of(l.key);
     if (kind != kNetOut && kind != kNetIn) continue;
-    out[Link{static_cast<int>((l.key >> 56) & 0x3f), static_cast<int>((l.key >> 32) & 0xffffff),
-             static_cast<int>(l.key & 0xffffffff), kind == kNetOut}] = l.bytes;
+    out[Link{tier_of(l.key), host_of(l.key), static_cast<int>(l.key & 0xffffffff), kind == kNetOut}] = l.amount;
   }
+  return out;
+}
+
+std::map<int, double> Traffic::host_message_ends() const {
+  std::map<int, double> out;
+  for (const Load& l : totals())
+    if (kind_of(l.key) == kCpu) out[host_of(l.key)] = l.amount;
   return out;
 }
 

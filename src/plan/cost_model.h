@@ -2,9 +2,10 @@
 // critical path — plus the busiest resource's bytes over that resource's rate: each host's links
 // of each network tier (its ranks share one link, or with a per-rail tier each rail is a link;
 // per direction), each socket stream inside a host, each rank's memory traffic (γ: bytes a rank's
-// copies and sums move through memory) and each host's memory traffic in all. Tiers and rates come
-// from the cluster view. Phases of a composed plan pipeline: their latencies add, and so do their
-// loads on each resource.
+// copies and sums move through memory), each host's memory traffic in all, and on a host with
+// fewer cores than ranks its cores (every message costs its sender's and its receiver's engine
+// CPU time, default_message_cpu_seconds each). Tiers and rates come from the cluster view. Phases
+// of a composed plan pipeline: their latencies add, and so do their loads on each resource.
 //
 // Loads are kept as a list of (resource, bytes) and summed per resource only when priced, so a
 // generator's traffic costs what it touches: the same model prices 8 ranks and 32768.
@@ -27,9 +28,12 @@ class Traffic {
   // `count` messages one after another, over the tier between ranks a and b.
   void hops(int count, int a, int b);
   void hops(double count, double latency_s);
-  // One message of `bytes` from rank `from` to rank `to`; the receiver copies it in (reduce: and
-  // combines it with its own data while each piece is in cache).
-  void transfer(int from, int to, double bytes, bool reduce = false);
+  // `messages` messages of `bytes` in all from rank `from` to rank `to`; the receiver copies them
+  // in (reduce: and combines them with its own data while each piece is in cache).
+  void transfer(int from, int to, double bytes, bool reduce = false, double messages = 1);
+  // `count` message ends (a send or a receive each) on a host's engines, for traffic priced by
+  // link (rank_link, host_link) rather than by transfer.
+  void message_ends(int host, double count);
   // `out` bytes leaving and `in` bytes arriving at a rank over network tier `tier`, on its rail;
   // and the same for a host, spread evenly over its links of the tier.
   void rank_link(int rank, int tier, double out, double in);
@@ -50,13 +54,18 @@ class Traffic {
   // Bytes on each network link: (tier, host, rail, outgoing) -> bytes. Tests compare these.
   using Link = std::tuple<int, int, int, bool>;
   std::map<Link, double> link_bytes() const;
+  // Message ends (sends plus receives) per host. Tests compare these.
+  std::map<int, double> host_message_ends() const;
 
  private:
-  enum Kind : uint64_t { kNetOut = 0, kNetIn = 1, kStream = 2, kMemory = 3 };
+  enum Kind : uint64_t { kNetOut = 0, kNetIn = 1, kStream = 2, kMemory = 3, kCpu = 4 };
   struct Load {
-    uint64_t key;  // kind:2 | tier:6 | host:24 | rail or rank:32
-    double bytes;
+    uint64_t key;   // kind:3 | tier:5 (topo::kMaxTiers) | host:24 | rail or rank:32
+    double amount;  // bytes; message ends for kCpu
   };
+  static Kind kind_of(uint64_t key) { return static_cast<Kind>(key >> 61); }
+  static int tier_of(uint64_t key) { return static_cast<int>((key >> 56) & 0x1f); }
+  static int host_of(uint64_t key) { return static_cast<int>((key >> 32) & 0xffffff); }
   static uint64_t key(Kind kind, int tier, int host, int index);
   void network(int tier, int host, int rail, bool out, double bytes);
   // Sums the loads per resource, in key order.

@@ -129,14 +129,16 @@ Traffic direct_allreduce_traffic(const PlanRequest& request, const std::vector<i
   Traffic t(*request.cluster);
   const int n = static_cast<int>(members.size());
   const double block = static_cast<double>(request.count * request.elem_size) / n;
-  for (int owner : members) {
+  for (int o = 0; o < n; ++o) {
+    const int owner = members[o];
+    const double messages = ring_segment(request.count, n, o).count > 0;  // an empty part sends nothing
     // The owner folds each peer's chunk into its own while that stays in cache: the peer's bytes
     // are read once, its own input read once and the result written once.
     for (int peer : members) {
       if (peer == owner) continue;
-      t.transfer(peer, owner, block);
+      t.transfer(peer, owner, block, false, messages);
       t.memory(owner, -block);  // read straight into the cached partial sum: no write of its own
-      t.transfer(owner, peer, block);
+      t.transfer(owner, peer, block, false, messages);
     }
     t.memory(owner, 2 * block);
   }
@@ -152,11 +154,12 @@ Traffic direct_half_traffic(const PlanRequest& request, const std::vector<int>& 
   for (int o = 0; o < n; ++o) {
     for (int p = 0; p < n; ++p) {
       if (p == o) continue;
+      const double messages = owned_bytes[o] > 0;  // an empty part sends nothing
       if (scatter) {
-        t.transfer(members[p], members[o], owned_bytes[o]);
+        t.transfer(members[p], members[o], owned_bytes[o], false, messages);
         t.memory(members[o], -owned_bytes[o]);  // folded into the cached partial sum
       } else {
-        t.transfer(members[o], members[p], owned_bytes[o]);
+        t.transfer(members[o], members[p], owned_bytes[o], false, messages);
       }
     }
     if (scatter) t.memory(members[o], 2 * owned_bytes[o]);

@@ -28,6 +28,16 @@ std::vector<int> others(const std::vector<int>& host, int except) {
   return out;
 }
 
+// How many blocks each member of host h holds for the others: its own and, as HostLayout::holder,
+// those of other hosts' ranks.
+std::vector<int> blocks_held(const HostLayout& L, int h) {
+  const int r = static_cast<int>(L.hosts[h].size());
+  std::vector<int> holds(r, 1);
+  for (size_t d = 0; d < L.host_pos.size(); ++d)
+    if (L.host_pos[d] != h) ++holds[L.local[d] % r];
+  return holds;
+}
+
 uint64_t staging_slots(uint64_t folds, int senders) {
   return std::max<uint64_t>(1, std::min<uint64_t>(folds, 2 * static_cast<uint64_t>(std::max(senders, 1))));
 }
@@ -123,9 +133,13 @@ Traffic hierarchical_allgather_traffic(const PlanRequest& request, const std::ve
   const HostLayout L(view);
   Traffic t(view);
   const double block = static_cast<double>(request.count * request.elem_size);
+  // Every block is a message of its own: one to each other host, then one to each other rank there.
   for (int s = 0; s < view.nranks(); ++s) {
     const ClusterView::Reach& reach = view.reach(view.host_of(s));
-    for (int tier = 0; tier < view.network_tiers(); ++tier) t.rank_link(s, tier, reach.hosts[tier] * block, 0);
+    for (int tier = 0; tier < view.network_tiers(); ++tier) {
+      t.rank_link(s, tier, reach.hosts[tier] * block, 0);
+      t.message_ends(view.host_of(s), reach.hosts[tier]);
+    }
   }
   int widest = 1;
   for (int h = 0; h < L.nhosts(); ++h) {
@@ -133,13 +147,14 @@ Traffic hierarchical_allgather_traffic(const PlanRequest& request, const std::ve
     const int r = static_cast<int>(host.size());
     widest = std::max(widest, r);
     const ClusterView::Reach& reach = view.reach(view.host_of(host[0]));
-    for (int tier = 0; tier < view.network_tiers(); ++tier) t.host_link(view.host_of(host[0]), tier, 0, reach.ranks[tier] * block);
+    for (int tier = 0; tier < view.network_tiers(); ++tier) {
+      t.host_link(view.host_of(host[0]), tier, 0, reach.ranks[tier] * block);
+      t.message_ends(view.host_of(host[0]), reach.ranks[tier]);
+    }
     // Inside: each member hands the blocks it holds (its own and those it received) to the others.
-    std::vector<double> holds(r, block);
-    for (int d = 0; d < view.nranks(); ++d)
-      if (L.host_pos[d] != h) holds[L.local[d] % r] += block;
+    const std::vector<int> holds = blocks_held(L, h);
     for (int a = 0; a < r; ++a)
-      for (int b = 0; b < r; ++b) t.transfer(host[a], host[b], holds[a]);
+      for (int b = 0; b < r; ++b) t.transfer(host[a], host[b], holds[a] * block, false, holds[a]);
   }
   t.hops(L.nhosts() - 1, view.network_tier(view.network_tiers() - 1).latency_s);
   t.hops(widest - 1, view.intra_host().latency_s);
@@ -157,18 +172,18 @@ Traffic hierarchical_reduce_scatter_traffic(const PlanRequest& request, const st
     const int r = static_cast<int>(host.size());
     widest = std::max(widest, r);
     // Inside: each member folds the others' copies of the blocks it holds.
-    std::vector<double> holds(r, block);
-    for (int d = 0; d < view.nranks(); ++d)
-      if (L.host_pos[d] != h) holds[L.local[d] % r] += block;
+    const std::vector<int> holds = blocks_held(L, h);
     for (int a = 0; a < r; ++a)
-      for (int b = 0; b < r; ++b) t.transfer(host[b], host[a], holds[a], true);
+      for (int b = 0; b < r; ++b) t.transfer(host[b], host[a], holds[a] * block, true, holds[a]);
     // Between hosts: the holders send one sum per rank of every other host; each rank takes one
     // from every other host and folds it in.
     const ClusterView::Reach& reach = view.reach(view.host_of(host[0]));
     for (int tier = 0; tier < view.network_tiers(); ++tier) {
       t.host_link(view.host_of(host[0]), tier, reach.ranks[tier] * block, 0);
+      t.message_ends(view.host_of(host[0]), reach.ranks[tier]);
       for (int d : host) {
         t.rank_link(d, tier, 0, reach.hosts[tier] * block);
+        t.message_ends(view.host_of(d), reach.hosts[tier]);
         t.memory(d, 2 * reach.hosts[tier] * block);
       }
     }

@@ -64,6 +64,7 @@ Traffic pairwise_alltoall_traffic(const PlanRequest& request, const std::vector<
     for (int tier = 0; tier < view.network_tiers(); ++tier) {
       const double bytes = reach.ranks[tier] * block;
       t.rank_link(from, tier, bytes, bytes);
+      t.message_ends(view.host_of(from), 2 * reach.ranks[tier]);  // a block to and from each
     }
   }
   t.hops(static_cast<int>(members.size()) - 1, members.front(), members.back());

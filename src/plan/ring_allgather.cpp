@@ -48,7 +48,7 @@ Traffic ring_allgather_traffic(const PlanRequest& request, const std::vector<int
   const int n = static_cast<int>(ring.size());
   const double block = static_cast<double>(request.count * request.elem_size);
   const uint64_t chunks = chunk_count(request.count, chunk_elems(request));
-  for (int i = 0; i < n; ++i) t.transfer(ring[i], ring[(i + 1) % n], block * (n - 1));
+  for (int i = 0; i < n; ++i) t.transfer(ring[i], ring[(i + 1) % n], block * (n - 1), false, n - 1);
   // Forwarding: a block travels n-1 edges with nothing to wait for but itself, and its last chunk
   // follows the first chunks-1 steps of the slowest edge behind.
   std::vector<double> edge(2 * static_cast<size_t>(n));

@@ -138,10 +138,14 @@ Traffic ring_allreduce_traffic(const PlanRequest& request, const std::vector<int
   const std::vector<int> ring = request.cluster->topology_order(members);
   const int n = static_cast<int>(ring.size());
   const double segment = static_cast<double>(request.count * request.elem_size) / n;
+  // Empty segments (fewer elements than ranks) send nothing. Member i reduces every segment on
+  // but i+1 (the one it owns) and forwards every one but i+2 (the one its successor owns).
+  const int filled = static_cast<int>(std::min<uint64_t>(request.count, n));
+  auto sent = [&](int except) { return filled - (ring_segment(request.count, n, except % n).count > 0 ? 1 : 0); };
   for (int i = 0; i < n; ++i) {
     const int from = ring[i], to = ring[(i + 1) % n];
-    t.transfer(from, to, segment * (n - 1), true);   // reduce-scatter
-    t.transfer(from, to, segment * (n - 1), false);  // all-gather
+    t.transfer(from, to, segment * (n - 1), true, sent(i + 1));   // reduce-scatter
+    t.transfer(from, to, segment * (n - 1), false, sent(i + 2));  // all-gather
   }
   t.hops(2 * (n - 1), ring_step_latency(*request.cluster, ring));
   return t;
@@ -155,8 +159,12 @@ Traffic ring_half_traffic(const PlanRequest& request, const std::vector<int>& me
   for (double b : owned_bytes) total += b;
   // Member r sends every segment but the one it ends with (scatter: its own; gather: the next
   // member's, which it receives last).
-  for (int r = 0; r < n; ++r)
-    t.transfer(members[r], members[(r + 1) % n], total - owned_bytes[scatter ? r : (r + 1) % n], scatter);
+  int filled = 0;
+  for (double b : owned_bytes) filled += b > 0;
+  for (int r = 0; r < n; ++r) {
+    const double kept = owned_bytes[scatter ? r : (r + 1) % n];
+    t.transfer(members[r], members[(r + 1) % n], total - kept, scatter, filled - (kept > 0));
+  }
   t.hops(n - 1, ring_step_latency(*request.cluster, members));
   return t;
 }

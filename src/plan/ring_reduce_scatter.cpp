@@ -63,7 +63,7 @@ Traffic ring_reduce_scatter_traffic(const PlanRequest& request, const std::vecto
   const std::vector<int> ring = request.cluster->topology_order(members);
   const int n = static_cast<int>(ring.size());
   const double block = static_cast<double>(request.count * request.elem_size);
-  for (int i = 0; i < n; ++i) t.transfer(ring[i], ring[(i + 1) % n], block * (n - 1), true);
+  for (int i = 0; i < n; ++i) t.transfer(ring[i], ring[(i + 1) % n], block * (n - 1), true, n - 1);
   t.hops(n - 1, ring_step_latency(*request.cluster, ring));
   return t;
 }

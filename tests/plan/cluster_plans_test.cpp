@@ -197,6 +197,9 @@ TEST(FakeClusters, AnalyticalTrafficMatchesTheMaterializedPlans) {
         const std::string name = g.name;
         const bool by_rank = c == dcCollAllReduce || c == dcCollBroadcast || c == dcCollReduce || name == "ring";
         expect_same_links(links(formula, by_rank), links(plans, by_rank));
+        // One chunk: every message of the plans is one the formula counts.
+        EXPECT_FALSE(plans.host_message_ends().empty());
+        EXPECT_EQ(formula.host_message_ends(), plans.host_message_ends());
         // The tree's formula, and the ring all-gather's (a block travels n-1 edges), walk the
         // dependencies exactly. The ring's reductions are paced by the slowest edge at every step;
         // the plans let steps over faster edges run up to a step ahead, so the formula may be
@@ -208,6 +211,36 @@ TEST(FakeClusters, AnalyticalTrafficMatchesTheMaterializedPlans) {
           EXPECT_LE(formula.latency_seconds(), 1.5 * plans.latency_seconds());
         }
         if (testing::Test::HasFatalFailure()) return;
+      }
+    }
+  }
+}
+
+// The per-message CPU price counts what the plans send: with fewer elements than ranks, parts
+// left empty send nothing.
+TEST(FakeClusters, AllReduceMessageCountsMatchThePlansForFewElements) {
+  std::mt19937 rng(11);
+  for (int sample = 0; sample < 12; ++sample) {
+    std::vector<int> per_host(std::uniform_int_distribution<int>(1, 5)(rng));
+    for (int& r : per_host) r = std::uniform_int_distribution<int>(1, 4)(rng);
+    const FakeCluster cluster = make_cluster(per_host, sample % 3 == 0, sample % 2 ? 2 : 0, sample % 4 == 1, rng);
+    SCOPED_TRACE(cluster.describe());
+    const int n = cluster.view->nranks();
+    std::vector<int> everyone(n);
+    for (int r = 0; r < n; ++r) everyone[r] = r;
+    for (uint64_t count : {uint64_t{1}, uint64_t{3}, uint64_t{7}, uint64_t{13}}) {
+      for (const Generator& g : generator_registry()) {
+        PlanRequest q;
+        q.collective = dcCollAllReduce;
+        q.nranks = n;
+        q.count = count;
+        q.chunk_bytes = 1ull << 30;
+        q.cluster = cluster.view;
+        if (g.collective != dcCollAllReduce || g.compressed || !g.applicable(q, everyone)) continue;
+        SCOPED_TRACE(std::string(g.name) + " count " + std::to_string(count));
+        q.algorithms = AlgorithmFilter::only(g.name);
+        EXPECT_EQ(g.traffic(q, everyone).host_message_ends(), materialized_traffic(make_plans(q), q).host_message_ends());
+        if (testing::Test::HasFailure()) return;
       }
     }
   }

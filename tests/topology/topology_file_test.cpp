@@ -197,6 +197,13 @@ TEST(TopologyFile, EveryFieldErrorNamesLineAndField) {
       {"{\"version\": 1", "x.json:1:14: expected ',' or '}' after an object member"},
       {std::string("{\"version\": 1, \"tiers\": ") + std::string(100, '[') + std::string(100, ']') + "}", "x.json:1:88: nesting deeper than 64 levels"},
   };
+  std::string seventeen_tiers = "{\"version\": 1,\n\"tiers\": [";
+  for (int t = 0; t < 17; ++t)
+    seventeen_tiers += std::string(t ? "," : "") + "{\"name\": \"t" + std::to_string(t) +
+                       "\", \"bandwidth_gbps\": 1, \"latency_us\": 1, \"groups\": [{\"hosts\": [0]}]}";
+  const ErrorCase bounds[] = {{seventeen_tiers + "]}", "x.json:2: tiers: more than 16 tiers"}};
+  for (const ErrorCase& c : bounds)
+    EXPECT_EQ(parse_error(c.text).rfind("topology file " + c.expected, 0), 0u) << parse_error(c.text);
   for (const ErrorCase& c : cases) {
     EXPECT_EQ(parse_error(c.text).rfind("topology file " + c.expected, 0), 0u)
         << "input:\n" << c.text << "\nmessage: " << parse_error(c.text) << "\nexpected: " << c.expected;
