@@ -62,8 +62,8 @@ size_t FlatBoard::segment_bytes(int nranks, size_t slot_bytes) {
   return round_up(sizeof(Header), kLine) + static_cast<size_t>(nranks) * slot_stride(slot_bytes);
 }
 
-FlatBoard::FlatBoard(UniqueFd fd, void* base, size_t bytes, int nranks, size_t slot_bytes)
-    : fd_(std::move(fd)), base_(base), bytes_(bytes), nranks_(nranks), slot_bytes_(slot_bytes) {}
+FlatBoard::FlatBoard(UniqueFd fd, void* base, size_t bytes, size_t slot_bytes)
+    : fd_(std::move(fd)), base_(base), bytes_(bytes), slot_bytes_(slot_bytes) {}
 
 std::unique_ptr<FlatBoard> FlatBoard::create(int nranks, size_t slot_bytes) {
   const size_t bytes = segment_bytes(nranks, slot_bytes);
@@ -76,7 +76,7 @@ std::unique_ptr<FlatBoard> FlatBoard::create(int nranks, size_t slot_bytes) {
   h->magic = kMagic;
   for (int r = 0; r < nranks; ++r)
     new (static_cast<char*>(base) + round_up(sizeof(Header), kLine) + r * slot_stride(slot_bytes)) Slot();
-  return std::unique_ptr<FlatBoard>(new FlatBoard(std::move(fd), base, bytes, nranks, slot_bytes));
+  return std::unique_ptr<FlatBoard>(new FlatBoard(std::move(fd), base, bytes, slot_bytes));
 }
 
 std::unique_ptr<FlatBoard> FlatBoard::open(UniqueFd fd, int nranks, size_t slot_bytes) {
@@ -87,7 +87,7 @@ std::unique_ptr<FlatBoard> FlatBoard::open(UniqueFd fd, int nranks, size_t slot_
     munmap(base, bytes);
     fail(dcSystemError, "DeepComm: the flat board passed by rank 0 does not match this communicator");
   }
-  return std::unique_ptr<FlatBoard>(new FlatBoard(std::move(fd), base, bytes, nranks, slot_bytes));
+  return std::unique_ptr<FlatBoard>(new FlatBoard(std::move(fd), base, bytes, slot_bytes));
 }
 
 FlatBoard::~FlatBoard() { munmap(base_, bytes_); }

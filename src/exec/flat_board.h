@@ -61,7 +61,7 @@ class FlatBoard {
  private:
   struct Header;
   struct Slot;
-  FlatBoard(UniqueFd fd, void* base, size_t bytes, int nranks, size_t slot_bytes);
+  FlatBoard(UniqueFd fd, void* base, size_t bytes, size_t slot_bytes);
   static size_t slot_stride(size_t slot_bytes);
   Header* header() const;
   Slot* slot(int rank) const;
@@ -69,7 +69,6 @@ class FlatBoard {
   UniqueFd fd_;
   void* base_;
   size_t bytes_;
-  int nranks_;
   size_t slot_bytes_;
 };
 
