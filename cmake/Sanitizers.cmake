@@ -14,6 +14,11 @@ if(DEEPCOMM_SANITIZE)
   list(JOIN DEEPCOMM_SANITIZE "," deepcomm_sanitizers)
   add_compile_options(-fsanitize=${deepcomm_sanitizers} -fno-omit-frame-pointer)
   add_link_options(-fsanitize=${deepcomm_sanitizers})
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    # Clang links its runtime statically into executables only: the shared one (found through an
+    # rpath) serves libnccl.so and the uninstrumented programs that load it, as GCC's does.
+    add_link_options(-shared-libsan)
+  endif()
   if("thread" IN_LIST DEEPCOMM_SANITIZE)
     # Boost.Asio orders a handler's memory with standalone fences around its invocation, which
     # ThreadSanitizer cannot model (gcc: -Wtsan); its scheduler's mutex already orders a posted
@@ -34,22 +39,33 @@ endif()
 #   there) and where a UCX thread's dynamic TLS reads back as a bogus range that crashes the scan.
 #   Memory errors are still caught; leaks are checked by the instrumented tests.
 # - DEEPCOMM_SANITIZER_PRELOAD_ENV loads the sanitizer's runtime first into a program that is not
-#   built with it (Python): with libstdc++, so that its exception interceptor finds the real
-#   __cxa_throw.
+#   built with it (Python, the install test's consumers): with libstdc++, so that its exception
+#   interceptor finds the real __cxa_throw. DEEPCOMM_SANITIZER_PRELOAD is its list of libraries.
 set(DEEPCOMM_NO_LEAK_CHECK_ENV "")
+set(DEEPCOMM_SANITIZER_PRELOAD "")
 set(DEEPCOMM_SANITIZER_PRELOAD_ENV "")
 if("address" IN_LIST DEEPCOMM_SANITIZE)
   set(DEEPCOMM_NO_LEAK_CHECK_ENV "LSAN_OPTIONS=detect_leaks=0")
-  set(sanitizer_runtime libasan.so)
+  set(sanitizer_runtime asan)
 elseif("thread" IN_LIST DEEPCOMM_SANITIZE)
-  set(sanitizer_runtime libtsan.so)
+  set(sanitizer_runtime tsan)
 endif()
 if(sanitizer_runtime)
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    set(sanitizer_runtime libclang_rt.${sanitizer_runtime}-${CMAKE_SYSTEM_PROCESSOR}.so)
+  else()
+    set(sanitizer_runtime lib${sanitizer_runtime}.so)
+  endif()
   foreach(lib ${sanitizer_runtime} libstdc++.so.6)
     execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=${lib} OUTPUT_VARIABLE path
       OUTPUT_STRIP_TRAILING_WHITESPACE)
     list(APPEND preload ${path})
   endforeach()
-  list(JOIN preload " " preload)
-  set(DEEPCOMM_SANITIZER_PRELOAD_ENV "LD_PRELOAD=${preload}" ${DEEPCOMM_NO_LEAK_CHECK_ENV})
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    list(GET preload 0 runtime_path)
+    get_filename_component(runtime_dir ${runtime_path} DIRECTORY)
+    add_link_options(-Wl,-rpath,${runtime_dir})
+  endif()
+  list(JOIN preload " " DEEPCOMM_SANITIZER_PRELOAD)
+  set(DEEPCOMM_SANITIZER_PRELOAD_ENV "LD_PRELOAD=${DEEPCOMM_SANITIZER_PRELOAD}" ${DEEPCOMM_NO_LEAK_CHECK_ENV})
 endif()
