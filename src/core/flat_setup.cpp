@@ -88,7 +88,11 @@ void map_board_everywhere(dcComm* comm) {
       DC_INFO("%s; small collectives use the engine", e.what());
     }
   }
-  if (agree_min(comm, board != nullptr)) comm->exec.board = std::move(board);
+  if (!agree_min(comm, board != nullptr)) return;
+  // The control channel already runs, and the engine wakes the board when a peer leaves or the
+  // communicator fails (comm_failure.cpp): the board is handed over on the engine.
+  call_on_engine([&] { comm->exec.board = std::move(board); }, comm->config.connect_timeout_ms,
+                 "attaching the flat board");
 }
 
 }  // namespace
