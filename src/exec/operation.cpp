@@ -251,6 +251,8 @@ void Operation::run_step(uint32_t index) {
               std::to_string(bytes) + " were expected (ranks called mismatched operations?)"));
           return;
         }
+        // Failed meanwhile (abort, a peer gone): its caller may have returned and freed the buffers.
+        if (self->completed_) return self->step_finished(index, s);
         const Step& st = self->prepared_->plan.steps[index];
         if (reduced && *reduced != got) {
           reduce(self->args_.datatype, self->reduce_op_, self->address(st.dst),
@@ -263,6 +265,7 @@ void Operation::run_step(uint32_t index) {
         return;
       }
       PieceSink sink = [self, index, reduced](const void* data, size_t offset, size_t len) {
+        if (self->completed_) return;  // failed meanwhile: the caller's buffers may be gone
         const Step& st = self->prepared_->plan.steps[index];
         reduce(self->args_.datatype, self->reduce_op_, self->address(st.dst) + offset,
                self->address(st.src) + offset, data, len / self->elem_size_);
