@@ -243,6 +243,8 @@ void Operation::run_step(uint32_t index) {
       // Bytes the transport handed over in pieces, each reduced at once (then aux stays unused).
       auto reduced = reduces ? std::make_shared<size_t>(0) : nullptr;
       Completion done = [self, index, bytes, reduced](const Status& s, size_t got) {
+        // Failed meanwhile (abort, a peer gone): its caller may have returned and freed the buffers.
+        if (self->completed_) return;
         if (!s.ok())
           return self->step_finished(index, self->explained(s, self->prepared_->plan.steps[index].peer));
         if (got != bytes) {
@@ -251,8 +253,6 @@ void Operation::run_step(uint32_t index) {
               std::to_string(bytes) + " were expected (ranks called mismatched operations?)"));
           return;
         }
-        // Failed meanwhile (abort, a peer gone): its caller may have returned and freed the buffers.
-        if (self->completed_) return self->step_finished(index, s);
         const Step& st = self->prepared_->plan.steps[index];
         if (reduced && *reduced != got) {
           reduce(self->args_.datatype, self->reduce_op_, self->address(st.dst),
