@@ -101,9 +101,11 @@ class Connection {
   virtual void flush(std::function<void()> done) = 0;
   // Ends the receives of operation (comm, seq) still waiting here with dcSystemError and makes sure
   // nothing arriving later is written into their buffers (an operation that failed returns its
-  // buffers to the user, who may reuse them at once). Its sends not yet on the wire end too; a
-  // send the transport is still reading from ends when it let go of the buffer (the operation
-  // waits for that, bounded). Messages of the operation that arrive later are dropped or refused.
+  // buffers to the user, who may reuse them at once); a receive whose payload is being written into
+  // its buffer ends once that write stopped. Its sends not yet on the wire end too; a send the
+  // transport is still reading from ends when it let go of the buffer. The operation waits for
+  // both, bounded; past the bound it closes the connection of a receive still landing (close()
+  // must stop every write into posted buffers). Later messages of the operation are dropped or refused.
   virtual void cancel(uint64_t comm, uint64_t seq) = 0;
   virtual const char* transport_name() const = 0;
   virtual TransportCounters counters() const = 0;

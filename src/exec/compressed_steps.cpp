@@ -103,7 +103,7 @@ void Operation::run_message_step(uint32_t index) {
     }
     case StepKind::RecvMessage:
       // Posts the worst case; completes with the real length.
-      comm_->peer(peer)->recv(tag_of(step), address(step.dst), step.bytes, [self, index, peer](const Status& s, size_t got) {
+      post_recv(peer, tag_of(step), address(step.dst), step.bytes, nullptr, [self, index, peer](const Status& s, size_t got) {
         if (s.ok()) self->lengths_[self->prepared_->plan.steps[index].slot] = got;
         self->step_finished(index, self->explained(s, peer));
       });
@@ -242,7 +242,7 @@ void Operation::run_recv_decode(uint32_t index) {
     // A message that went to the staging buffer whole arrives here at once.
     feed(s.ok() ? got : 0, s.ok() ? s : self->explained(s, peer));
   };
-  comm_->peer(peer)->recv_pieces(tag_of(st), staging, st.bytes, std::move(sink), std::move(done));
+  post_recv(peer, tag_of(st), staging, st.bytes, std::move(sink), std::move(done));
 }
 
 void Operation::write_stats() {

@@ -19,7 +19,7 @@ constexpr uint64_t kPointToPointBit = 1ull << 63;
 // How long a failed operation waits for its sends already on the wire. A frame being written ends
 // within milliseconds; an announced message the peer never takes (it failed before posting the
 // receive) would hold the caller, so after this the buffers are returned anyway.
-constexpr std::chrono::milliseconds kSendDrainAfterFailure{250};
+constexpr std::chrono::milliseconds kDrainAfterFailure{250};
 // Step tag of the signature exchange; plan step tags are 32-bit.
 constexpr uint64_t kSignatureStep = 1ull << 40;
 }
@@ -120,18 +120,46 @@ void Operation::post_send(int peer, const Tag& tag, const void* buf, size_t len,
   });
 }
 
+void Operation::post_recv(int peer, const Tag& tag, void* buf, size_t capacity, PieceSink sink, Completion then) {
+  ++receiving_from_[peer];
+  auto self = shared_from_this();
+  Completion done = [self, peer, then = std::move(then)](const Status& s, size_t got) {
+    self->receive_ended(peer);
+    then(s, got);
+  };
+  if (sink) comm_->peer(peer)->recv_pieces(tag, buf, capacity, std::move(sink), std::move(done));
+  else comm_->peer(peer)->recv(tag, buf, capacity, std::move(done));
+}
+
 void Operation::send_ended() {
   --sends_in_flight_;
   if (completed_ && !buffers_in_use()) release();  // the operation ended while this send ran
 }
 
-void Operation::bound_send_drain() {
-  auto timer = std::make_shared<boost::asio::steady_timer>(Engine::instance().io(), kSendDrainAfterFailure);
+void Operation::receive_ended(int peer) {
+  auto it = receiving_from_.find(peer);
+  if (it != receiving_from_.end() && --it->second == 0) receiving_from_.erase(it);
+  if (completed_ && !buffers_in_use()) release();  // the operation ended while this receive landed
+}
+
+void Operation::bound_transfer_drain() {
+  auto timer = std::make_shared<boost::asio::steady_timer>(Engine::instance().io(), kDrainAfterFailure);
   auto self = shared_from_this();
   timer->async_wait([self, timer](const boost::system::error_code&) {
-    if (self->released_ || self->sends_in_flight_ == 0) return;
-    DC_INFO("DeepComm: a failed operation returns its buffers with %d send(s) still announced",
-            self->sends_in_flight_);
+    if (self->released_ || !self->buffers_in_use()) return;
+    // Closing ends the receive at once (its remaining bytes are never read) and fails the
+    // communicators sharing the connection, as the stalled peer would have.
+    for (const auto& receiving : std::map<int, int>(self->receiving_from_)) {
+      const int peer = receiving.first;
+      DC_WARN("DeepComm: rank %d stalled in the middle of a message to a failed operation; closing the connection",
+              peer);
+      self->comm_->peer(peer)->close(Status::failure(dcSystemError,
+          "DeepComm: connection closed: a cancelled receive from this peer did not end"));
+    }
+    if (self->released_) return;
+    if (self->sends_in_flight_ > 0)
+      DC_INFO("DeepComm: a failed operation returns its buffers with %d send(s) still announced",
+              self->sends_in_flight_);
     self->release();
   });
 }
@@ -197,7 +225,7 @@ void Operation::exchange_signatures() {
   const Tag tag{comm_->id, seq_, kSignatureStep, signature_};
   steps_left_ += 2;
   auto self = shared_from_this();
-  comm_->peer(prev)->recv(tag, &peer_signature_, sizeof peer_signature_, [self, prev](const Status& s, size_t) {
+  post_recv(prev, tag, &peer_signature_, sizeof peer_signature_, nullptr, [self, prev](const Status& s, size_t) {
     self->side_step_finished(s, prev, &self->signature_received_);
   });
   post_send(next, tag, &signature_, sizeof signature_, [self, next](const Status& s) {
@@ -261,7 +289,7 @@ void Operation::run_step(uint32_t index) {
         self->step_finished(index, s);
       };
       if (!reduces) {
-        comm_->peer(step.peer)->recv(tag_of(step), target, bytes, std::move(done));
+        post_recv(step.peer, tag_of(step), target, bytes, nullptr, std::move(done));
         return;
       }
       PieceSink sink = [self, index, reduced](const void* data, size_t offset, size_t len) {
@@ -271,7 +299,7 @@ void Operation::run_step(uint32_t index) {
                self->address(st.src) + offset, data, len / self->elem_size_);
         *reduced += len;
       };
-      comm_->peer(step.peer)->recv_pieces(tag_of(step), target, bytes, std::move(sink), std::move(done));
+      post_recv(step.peer, tag_of(step), target, bytes, std::move(sink), std::move(done));
       return;
     }
     case StepKind::Copy:
@@ -321,7 +349,7 @@ void Operation::complete(const Status& status) {
     // No late message of this operation may land in buffers the caller gets back, and no send may
     // read them after: receives end, unsent frames are dropped, the rest is waited for (bounded).
     cancel_transfers();
-    if (sends_in_flight_ > 0) bound_send_drain();
+    if (buffers_in_use()) bound_transfer_drain();
     // A failed step fails the whole communicator: the other ranks must not wait for this one. The
     // collectives before this one are complete here, so the others may still finish theirs.
     fail_comm(comm_, status, is_collective() ? seq_ : 0);

@@ -10,6 +10,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -78,15 +79,21 @@ class Operation : public std::enable_shared_from_this<Operation> {
   void run_step(uint32_t index);
   void step_finished(uint32_t index, const Status& status);
   void complete(const Status& status);
-  // Gives the buffers back (queue, batch, in-flight count) once no codec job or send still uses them.
+  // Gives the buffers back (queue, batch, in-flight count) once no codec job, send or receive still
+  // uses them.
   void release();
-  bool buffers_in_use() const { return codec_jobs_ > 0 || sends_in_flight_ > 0; }
-  // Every send goes through here: the operation keeps its buffers until the transport let go of them.
+  bool buffers_in_use() const { return codec_jobs_ > 0 || sends_in_flight_ > 0 || !receiving_from_.empty(); }
+  // Every transfer goes through these: the operation keeps its buffers until the transport let go of
+  // them (a cancelled receive ends only once the payload piece being written into its buffer landed).
   void post_send(int peer, const Tag& tag, const void* buf, size_t len, std::function<void(const Status&)> then);
+  void post_recv(int peer, const Tag& tag, void* buf, size_t capacity, PieceSink sink, Completion then);
   void send_ended();
-  // After a failure: waits a bounded time for sends still in flight, then releases anyway (a peer
-  // that failed before posting a receive never takes an announced message).
-  void bound_send_drain();
+  void receive_ended(int peer);
+  // After a failure: waits a bounded time for transfers still in flight, then releases anyway. A send
+  // may stay announced (a peer that failed before posting a receive never takes it); a receive still
+  // landing (its sender stalled mid-message) has its connection closed first, so nothing arriving
+  // later is written into a buffer the caller got back.
+  void bound_transfer_drain();
   // Compressed plans (compressed_steps.cpp): message transfers and codec jobs.
   void run_message_step(uint32_t index);
   void run_encode(uint32_t index);
@@ -123,6 +130,7 @@ class Operation : public std::enable_shared_from_this<Operation> {
   std::vector<uint64_t> lengths_;  // run-time message lengths, by slot
   int codec_jobs_ = 0;             // codec jobs on workers; release waits for them
   int sends_in_flight_ = 0;        // sends the transport has not ended; release waits for them
+  std::map<int, int> receiving_from_;  // receives the transport has not ended, per peer; likewise
   Status final_status_;
   dcCompressStats_t stats_{};
   std::chrono::steady_clock::time_point started_;
