@@ -99,6 +99,20 @@ FakeCluster random_cluster(std::mt19937& rng, int max_ranks) {
   return make_cluster(per_host, scattered, group_size, rng() % 4 == 0, rng);
 }
 
+// The layouts the formula/plan agreement tests walk: min_hosts..max_hosts hosts of 1-4 ranks (few
+// enough to build every rank's plan); scattering, two tiers and rails vary with the sample number.
+FakeCluster sample_cluster(std::mt19937& rng, int sample, int min_hosts, int max_hosts) {
+  std::vector<int> per_host(std::uniform_int_distribution<int>(min_hosts, max_hosts)(rng));
+  for (int& r : per_host) r = std::uniform_int_distribution<int>(1, 4)(rng);
+  return make_cluster(per_host, sample % 3 == 0, sample % 2 ? 2 : 0, sample % 4 == 1, rng);
+}
+
+std::vector<int> all_members(int n) {
+  std::vector<int> members(n);
+  for (int r = 0; r < n; ++r) members[r] = r;
+  return members;
+}
+
 bool rooted(dcCollective_t c) {
   return c == dcCollBroadcast || c == dcCollReduce || c == dcCollGather || c == dcCollScatter;
 }
@@ -167,13 +181,10 @@ void expect_same_links(const std::map<Traffic::Link, double>& a, const std::map<
 TEST(FakeClusters, AnalyticalTrafficMatchesTheMaterializedPlans) {
   std::mt19937 rng(7);
   for (int sample = 0; sample < 16; ++sample) {
-    // Small enough to build every rank's plan: 2-6 hosts with 1-4 ranks.
-    std::vector<int> per_host(std::uniform_int_distribution<int>(2, 6)(rng));
-    for (int& r : per_host) r = std::uniform_int_distribution<int>(1, 4)(rng);
-    const int group_size = sample % 2 ? 2 : 0;
-    const FakeCluster cluster = make_cluster(per_host, sample % 3 == 0, group_size, sample % 4 == 1, rng);
+    const FakeCluster cluster = sample_cluster(rng, sample, 2, 6);
     SCOPED_TRACE(cluster.describe());
     const int n = cluster.view->nranks();
+    const std::vector<int> everyone = all_members(n);
     for (dcCollective_t c : kCollectives) {
       if (c == dcCollGather || c == dcCollScatter) continue;
       for (const Generator& g : generator_registry()) {
@@ -184,8 +195,6 @@ TEST(FakeClusters, AnalyticalTrafficMatchesTheMaterializedPlans) {
         q.count = 840 * 840;  // every level's segments equal: the formulas' even split is exact
         q.chunk_bytes = 1ull << 30;  // one chunk: the latencies are the formulas' too
         q.cluster = cluster.view;
-        std::vector<int> everyone(n);
-        for (int r = 0; r < n; ++r) everyone[r] = r;
         // Dense requests only: compressed plans are checked in compressed_plan_test.
         if (g.collective != c || g.compressed || !g.applicable(q, everyone)) continue;
         SCOPED_TRACE(std::string(collective_name(c)) + " " + g.name);
@@ -221,13 +230,10 @@ TEST(FakeClusters, AnalyticalTrafficMatchesTheMaterializedPlans) {
 TEST(FakeClusters, AllReduceMessageCountsMatchThePlansForFewElements) {
   std::mt19937 rng(11);
   for (int sample = 0; sample < 12; ++sample) {
-    std::vector<int> per_host(std::uniform_int_distribution<int>(1, 5)(rng));
-    for (int& r : per_host) r = std::uniform_int_distribution<int>(1, 4)(rng);
-    const FakeCluster cluster = make_cluster(per_host, sample % 3 == 0, sample % 2 ? 2 : 0, sample % 4 == 1, rng);
+    const FakeCluster cluster = sample_cluster(rng, sample, 1, 5);
     SCOPED_TRACE(cluster.describe());
     const int n = cluster.view->nranks();
-    std::vector<int> everyone(n);
-    for (int r = 0; r < n; ++r) everyone[r] = r;
+    const std::vector<int> everyone = all_members(n);
     for (uint64_t count : {uint64_t{1}, uint64_t{3}, uint64_t{7}, uint64_t{13}}) {
       for (const Generator& g : generator_registry()) {
         PlanRequest q;
