@@ -2,12 +2,14 @@
 """The all-reduce the planner picks by itself against every fixed algorithm, and Open MPI, on a
 cluster of network-namespace hosts (tools/cluster/dc-cluster), interleaved round by round
 (BENCHMARKING.md). Per layout (ranks per host, block placement) and round: the link rate (iperf3),
-then all_reduce_perf once per DEEPCOMM_ALGO (auto first), then Open MPI (dc-mpirun, ob1 with
-self,vader,tcp). DeepComm's ranks load a topology file whose network tier is the link measured
-before the first round, so the cost model knows the link, and gives each host its share of this
-machine's cores (--topo-file gives one instead, e.g. deepcomm-calibrate's). Prints a markdown section: medians per size, the slow-link bound
-2(h-1)/h*S/rate, each time over the bound, auto over the best fixed algorithm of the same size,
-and, where deepcomm-sim is built, the model's predicted time per algorithm beside the measured.
+then all_reduce_perf once per DEEPCOMM_ALGO and Open MPI (dc-mpirun, ob1 with self,vader,tcp), in
+an order rotated by one each round, so no contender always runs first after iperf3. DeepComm's
+ranks load a topology file whose network tier is the link measured before the first round, so the
+cost model knows the link, and gives each host its share of this machine's cores (--topo-file
+gives one instead, e.g. deepcomm-calibrate's). Prints a markdown section: medians per size, the
+slow-link bound 2(h-1)/h*S/rate, each time over the bound, auto over the best fixed algorithm of
+the same size, and, where deepcomm-sim is built, the model's predicted time per algorithm beside
+the measured.
 
     /usr/bin/python3 bench/cluster/plan_choice.py --build build-bench --layouts 4,4 2,2,2,2 \
         --rate 1gbit --pairs 5 -b 8 -e 64M -f 8 --save /tmp/plan_choice.json
@@ -34,6 +36,7 @@ def parse_args():
     p.add_argument("--build", default="build")
     p.add_argument("--layouts", nargs="+", default=["4,4", "2,2,2,2"], help="ranks per host, e.g. 4,4")
     p.add_argument("--rate", default="1gbit", help="each host's link (tc syntax)")
+    p.add_argument("--burst", default=None, help="the links' tbf burst (tc syntax; default dc-cluster's 512kb)")
     p.add_argument("--algos", default="auto,ring,hierarchical,dbtree,tree",
                    help="DEEPCOMM_ALGO values, auto = unset (the planner's own choice)")
     p.add_argument("--no-ompi", action="store_true")
@@ -69,7 +72,7 @@ def measure_layout(a, per_host, work):
     algos = a.algos.split(",")
     result = {"layout": per_host, "rates": [], "runs": {x: [] for x in algos + ([] if a.no_ompi else ["ompi"])},
               "failures": []}
-    with Cluster(hosts, a.rate) as c:
+    with Cluster(hosts, a.rate, a.burst) as c:
         topo = a.topo_file
         if not topo:
             topo = os.path.join(work, "topology.json")
@@ -77,9 +80,11 @@ def measure_layout(a, per_host, work):
             topology_file(topo, first, a.latency_us, hosts)
             result["topology_file"] = {"bandwidth_gbps": first, "latency_us": a.latency_us}
         placement = ["--netns", c.netns, "--ranks-per-host", ",".join(map(str, per_host))]
+        contenders = list(result["runs"])
         for rnd in range(a.pairs):
             result["rates"].append(c.link_rate_gbps())
-            for algo in result["runs"]:
+            shift = rnd % len(contenders)
+            for algo in contenders[shift:] + contenders[:shift]:
                 path = os.path.join(work, f"{algo}.json")
                 if os.path.exists(path):
                     os.remove(path)

@@ -12,14 +12,16 @@ DC_MPIRUN = os.path.normpath(os.path.join(TOOLS, "dc-mpirun"))
 
 
 class Cluster:
-    """`with Cluster(hosts, rate) as c:` makes hosts namespaces (rate: tc syntax or None)."""
+    """`with Cluster(hosts, rate) as c:` makes hosts namespaces (rate, burst: tc syntax or None; burst
+    defaults to dc-cluster's)."""
 
-    def __init__(self, hosts, rate):
-        self.hosts, self.rate = hosts, rate
+    def __init__(self, hosts, rate, burst=None):
+        self.hosts, self.rate, self.burst = hosts, rate, burst
         self.prefix = f"dccmp{os.getpid()}"
 
     def _tool(self, *args, timeout=60):
-        argv = [DC_CLUSTER, "--prefix", self.prefix] + (["--rate", self.rate] if self.rate else []) + list(args)
+        argv = [DC_CLUSTER, "--prefix", self.prefix] + (["--rate", self.rate] if self.rate else []) + \
+            (["--burst", self.burst] if self.burst else []) + list(args)
         p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout)
         if p.returncode != 0:
             raise RuntimeError(f"{' '.join(argv)}: exit {p.returncode}: {p.stdout.strip()}")
@@ -56,4 +58,4 @@ class Cluster:
             selection + argv
 
     def describe(self):
-        return {"hosts": self.hosts, "rate": self.rate or "unlimited", "tbf": "burst 512kb latency 20ms"}
+        return {"hosts": self.hosts, "rate": self.rate or "unlimited", "tbf": f"burst {self.burst or '512kb'} latency 20ms"}
