@@ -2,23 +2,26 @@
 # or "thread" (the `asan` and `tsan` presets of CMakePresets.json; see docs/security.md for the
 # runs). UBSan does not recover: undefined behaviour fails the test.
 set(DEEPCOMM_SANITIZE "" CACHE STRING "Sanitizers for the whole build: address;undefined, or thread")
-# How much longer tests may take under the sanitizers (their timeouts and time budgets scale by it;
-# ASan runs the suite 2-5 times slower, TSan 5-15 times).
+
+# Per sanitizer with a runtime of its own: how much longer tests may take (their timeouts and time
+# budgets scale by it; ASan runs the suite 2-5 times slower, TSan 5-15 times), the runtime's name,
+# and DEEPCOMM_NO_LEAK_CHECK_ENV (below).
 set(DEEPCOMM_TEST_TIME_SCALE 1)
+set(DEEPCOMM_NO_LEAK_CHECK_ENV "")
+set(sanitizer_runtime "")
 if("address" IN_LIST DEEPCOMM_SANITIZE)
   set(DEEPCOMM_TEST_TIME_SCALE 4)
+  set(sanitizer_runtime asan)
+  set(DEEPCOMM_NO_LEAK_CHECK_ENV "LSAN_OPTIONS=detect_leaks=0")
 elseif("thread" IN_LIST DEEPCOMM_SANITIZE)
   set(DEEPCOMM_TEST_TIME_SCALE 10)
+  set(sanitizer_runtime tsan)
 endif()
+
 if(DEEPCOMM_SANITIZE)
   list(JOIN DEEPCOMM_SANITIZE "," deepcomm_sanitizers)
   add_compile_options(-fsanitize=${deepcomm_sanitizers} -fno-omit-frame-pointer)
   add_link_options(-fsanitize=${deepcomm_sanitizers})
-  if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
-    # Clang links its runtime statically into executables only: the shared one (found through an
-    # rpath) serves libnccl.so and the uninstrumented programs that load it, as GCC's does.
-    add_link_options(-shared-libsan)
-  endif()
   if("thread" IN_LIST DEEPCOMM_SANITIZE)
     # Boost.Asio orders a handler's memory with standalone fences around its invocation, which
     # ThreadSanitizer cannot model (gcc: -Wtsan); its scheduler's mutex already orders a posted
@@ -33,7 +36,8 @@ if(DEEPCOMM_SANITIZE)
   endif()
 endif()
 
-# Environments for tests that cannot take every check (empty without ASan):
+# Environments for tests that cannot take every check (empty without a sanitizer runtime; the
+# leak-check one without ASan):
 # - DEEPCOMM_NO_LEAK_CHECK_ENV turns LeakSanitizer off where its at-exit scan cannot be trusted: in
 #   programs not built with the sanitizers (it cannot follow the library's thread-local blocks
 #   there) and where a UCX thread's dynamic TLS reads back as a bogus range that crashes the scan.
@@ -41,22 +45,18 @@ endif()
 # - DEEPCOMM_SANITIZER_PRELOAD_ENV loads the sanitizer's runtime first into a program that is not
 #   built with it (Python, the install test's consumers): with libstdc++, so that its exception
 #   interceptor finds the real __cxa_throw. DEEPCOMM_SANITIZER_PRELOAD is its list of libraries.
-set(DEEPCOMM_NO_LEAK_CHECK_ENV "")
 set(DEEPCOMM_SANITIZER_PRELOAD "")
 set(DEEPCOMM_SANITIZER_PRELOAD_ENV "")
-if("address" IN_LIST DEEPCOMM_SANITIZE)
-  set(DEEPCOMM_NO_LEAK_CHECK_ENV "LSAN_OPTIONS=detect_leaks=0")
-  set(sanitizer_runtime asan)
-elseif("thread" IN_LIST DEEPCOMM_SANITIZE)
-  set(sanitizer_runtime tsan)
-endif()
 if(sanitizer_runtime)
+  # Clang links its runtime statically into executables only: the shared one (found through an
+  # rpath) serves libnccl.so and the uninstrumented programs that load it, as GCC's does.
   if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
-    set(sanitizer_runtime libclang_rt.${sanitizer_runtime}-${CMAKE_SYSTEM_PROCESSOR}.so)
+    set(runtime_file libclang_rt.${sanitizer_runtime}-${CMAKE_SYSTEM_PROCESSOR}.so)
+    add_link_options(-shared-libsan)
   else()
-    set(sanitizer_runtime lib${sanitizer_runtime}.so)
+    set(runtime_file lib${sanitizer_runtime}.so)
   endif()
-  foreach(lib ${sanitizer_runtime} libstdc++.so.6)
+  foreach(lib ${runtime_file} libstdc++.so.6)
     execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=${lib} OUTPUT_VARIABLE path
       OUTPUT_STRIP_TRAILING_WHITESPACE)
     list(APPEND preload ${path})
