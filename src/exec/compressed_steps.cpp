@@ -79,7 +79,7 @@ void Operation::on_worker(uint32_t index, std::function<Status()> job, std::func
 void Operation::codec_job_finished(uint32_t index, const Status& status) {
   --codec_jobs_;
   if (!completed_) return step_finished(index, status);
-  if (!buffers_in_use()) release();  // the operation ended while this job ran
+  release_if_unused();  // the operation ended while this job ran
 }
 
 void Operation::run_message_step(uint32_t index) {

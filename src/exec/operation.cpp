@@ -133,13 +133,13 @@ void Operation::post_recv(int peer, const Tag& tag, void* buf, size_t capacity, 
 
 void Operation::send_ended() {
   --sends_in_flight_;
-  if (completed_ && !buffers_in_use()) release();  // the operation ended while this send ran
+  release_if_unused();  // the operation may have ended while this send ran
 }
 
 void Operation::receive_ended(int peer) {
   auto it = receiving_from_.find(peer);
   if (it != receiving_from_.end() && --it->second == 0) receiving_from_.erase(it);
-  if (completed_ && !buffers_in_use()) release();  // the operation ended while this receive landed
+  release_if_unused();  // the operation may have ended while this receive landed
 }
 
 void Operation::bound_transfer_drain() {
@@ -148,7 +148,8 @@ void Operation::bound_transfer_drain() {
   timer->async_wait([self, timer](const boost::system::error_code&) {
     if (self->released_ || !self->buffers_in_use()) return;
     // Closing ends the receive at once (its remaining bytes are never read) and fails the
-    // communicators sharing the connection, as the stalled peer would have.
+    // communicators sharing the connection, as the stalled peer would have. Over a copy: a close
+    // may end the receives at once, which erases them.
     for (const auto& receiving : std::map<int, int>(self->receiving_from_)) {
       const int peer = receiving.first;
       DC_WARN("DeepComm: rank %d stalled in the middle of a message to a failed operation; closing the connection",
@@ -354,7 +355,7 @@ void Operation::complete(const Status& status) {
     // collectives before this one are complete here, so the others may still finish theirs.
     fail_comm(comm_, status, is_collective() ? seq_ : 0);
   }
-  if (!buffers_in_use()) release();  // else the last codec job or send to end releases
+  release_if_unused();  // else the last codec job, send or receive to end releases
 }
 
 void Operation::release() {

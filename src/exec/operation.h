@@ -83,6 +83,10 @@ class Operation : public std::enable_shared_from_this<Operation> {
   // uses them.
   void release();
   bool buffers_in_use() const { return codec_jobs_ > 0 || sends_in_flight_ > 0 || !receiving_from_.empty(); }
+  // Releases an ended operation once the last codec job, send or receive using its buffers ended.
+  void release_if_unused() {
+    if (completed_ && !buffers_in_use()) release();
+  }
   // Every transfer goes through these: the operation keeps its buffers until the transport let go of
   // them (a cancelled receive ends only once the payload piece being written into its buffer landed).
   void post_send(int peer, const Tag& tag, const void* buf, size_t len, std::function<void(const Status&)> then);
