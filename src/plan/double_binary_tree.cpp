@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "src/plan/generators.h"
+#include "src/plan/tree_shape.h"
 
 namespace dc {
 
@@ -39,22 +40,10 @@ int tree_parent(int tree, int r, int n) {
   return up < 0 ? -1 : n - 1 - up;
 }
 
-struct Tree {
-  std::vector<int> parent;                 // per position, -1 at the root
-  std::vector<std::vector<int>> children;  // per position, ascending
-  int root = 0;
-};
-
 Tree make_tree(int tree, int n) {
-  Tree t;
-  t.parent.resize(n);
-  t.children.resize(n);
-  for (int r = 0; r < n; ++r) {
-    t.parent[r] = tree_parent(tree, r, n);
-    if (t.parent[r] < 0) t.root = r;
-    else t.children[t.parent[r]].push_back(r);
-  }
-  return t;
+  std::vector<int> parent(n);
+  for (int r = 0; r < n; ++r) parent[r] = tree_parent(tree, r, n);
+  return tree_from_parents(parent);
 }
 
 // One half through one tree, chunk by chunk: fold the children in, send up (the root finalizes),
@@ -88,35 +77,6 @@ void build_half(BuildSpace& sp, const Tree& tree, int index, Range half, uint64_
   }
 }
 
-// The longest chain of messages through one tree, one chunk: a member folds its children one
-// after another, then the result goes down (as materialized_traffic times a plan).
-double tree_latency(const ClusterView& view, const std::vector<int>& members, const Tree& tree) {
-  const int n = static_cast<int>(members.size());
-  auto alpha = [&](int a, int b) { return view.tier_between(members[a], members[b]).latency_s; };
-  // Positions ordered so that children come before their parent.
-  std::vector<int> order, stack{tree.root};
-  while (!stack.empty()) {
-    const int r = stack.back();
-    stack.pop_back();
-    order.push_back(r);
-    for (int c : tree.children[r]) stack.push_back(c);
-  }
-  // up: when a member's partial result is ready (its children folded one after another);
-  // down: when it has the result (its parent's, one message later).
-  std::vector<double> up(n, 0.0), down(n, 0.0);
-  for (auto it = order.rbegin(); it != order.rend(); ++it) {
-    double at = 0;
-    for (int c : tree.children[*it]) at = std::max(at, up[c]) + alpha(c, *it);
-    up[*it] = at;
-  }
-  double longest = up[tree.root];
-  for (int r : order) {
-    down[r] = r == tree.root ? up[r] : down[tree.parent[r]] + alpha(tree.parent[r], r);
-    longest = std::max(longest, down[r]);
-  }
-  return longest;
-}
-
 }  // namespace
 
 void build_dbtree_allreduce(BuildSpace& space) {
@@ -145,16 +105,14 @@ Traffic dbtree_allreduce_traffic(const PlanRequest& request, const std::vector<i
     if (half.count == 0) continue;
     const Tree tree = make_tree(index, n);
     const double bytes = static_cast<double>(half.count * request.elem_size);
-    double slowest = 0;
     for (int r = 0; r < n; ++r) {
       if (r == tree.root) continue;
       t.transfer(ordered[r], ordered[tree.parent[r]], bytes, true);
       t.transfer(ordered[tree.parent[r]], ordered[r], bytes);
-      slowest = std::max(slowest, view.tier_between(ordered[r], ordered[tree.parent[r]]).latency_s);
     }
-    // Later chunks follow the first one step behind on the slowest edge.
     const double chunks = static_cast<double>(chunk_count(half.count, chunk));
-    latency = std::max(latency, tree_latency(view, ordered, tree) + (chunks - 1) * slowest);
+    latency = std::max(latency, tree_latency(view, ordered, tree) +
+                                    (chunks - 1) * slowest_edge_latency(view, ordered, tree));
   }
   t.hops(1, latency);
   return t;

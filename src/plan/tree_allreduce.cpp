@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "src/plan/generators.h"
+#include "src/plan/tree_shape.h"
 
 namespace dc {
 
@@ -29,12 +30,6 @@ TreeLinks tree_links(int r, int n) {
   links.parent = r - lowest_bit;
   for (int m = 1; m < lowest_bit && r + m < n; m <<= 1) links.children.push_back(r + m);
   return links;
-}
-
-int ceil_log2(int n) {
-  int depth = 0;
-  while ((1 << depth) < n) ++depth;
-  return depth;
 }
 
 }  // namespace
@@ -81,23 +76,22 @@ void build_tree_allreduce(BuildSpace& sp) {
 }
 
 Traffic tree_allreduce_traffic(const PlanRequest& request, const std::vector<int>& members) {
-  Traffic t(*request.cluster);
+  const ClusterView& view = *request.cluster;
+  Traffic t(view);
   const int n = static_cast<int>(members.size());
   const double bytes = static_cast<double>(request.count * request.elem_size);
-  const ClusterView& view = *request.cluster;
-  double level_seconds = 0;  // the slowest edge moving the whole message
+  const double chunks = static_cast<double>(chunk_count(request.count, chunk_elems(request)));
+  std::vector<int> parent(n);
+  for (int r = 0; r < n; ++r) parent[r] = tree_links(r, n).parent;
+  // The whole message goes up and down every edge, a message per chunk; chunks pipeline, each
+  // one step behind the previous on the slowest edge.
   for (int r = 1; r < n; ++r) {
-    const int parent = members[tree_links(r, n).parent], child = members[r];
-    const LinkTier& tier = view.tier_between(parent, child);
-    const double rate = view.same_host(parent, child) && view.shared_memory() ? view.rank_memory_bandwidth() / 2
-                                                                              : tier.bandwidth_Bps;
-    level_seconds = std::max(level_seconds, tier.latency_s + bytes / rate);
-    t.transfer(child, parent, bytes, true);
-    t.transfer(parent, child, bytes, false);
+    t.transfer(members[r], members[parent[r]], bytes, true, chunks);
+    t.transfer(members[parent[r]], members[r], bytes, false, chunks);
   }
-  // Every level carries the whole message, up and down, one level after another (as the α-β
-  // model prices a tree: it gains on latency, not on bandwidth).
-  t.hops(2 * ceil_log2(n), level_seconds);
+  t.memory(members[0], 2 * bytes);  // member 0's finalize pass reads and writes the message
+  const Tree tree = tree_from_parents(parent);
+  t.hops(1, tree_latency(view, members, tree) + (chunks - 1) * slowest_edge_latency(view, members, tree));
   return t;
 }
 
