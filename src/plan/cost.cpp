@@ -15,6 +15,8 @@ void Traffic::hops(int count, int a, int b) { hops(count, view_->tier_between(a,
 
 void Traffic::hops(double count, double latency_s) { latency_ += count * latency_s; }
 
+void Traffic::pipeline_fill(double seconds) { fill_ += seconds; }
+
 void Traffic::network(int tier, int host, int rail, bool out, double bytes) {
   loads_.push_back({key(out ? kNetOut : kNetIn, tier, host, rail), bytes});
 }
@@ -61,11 +63,13 @@ void Traffic::memory(int rank, double bytes) {
 void Traffic::add(const Traffic& phase) {
   loads_.insert(loads_.end(), phase.loads_.begin(), phase.loads_.end());
   latency_ += phase.latency_;
+  fill_ += phase.fill_;
 }
 
 void Traffic::add_alongside(const Traffic& other) {
   loads_.insert(loads_.end(), other.loads_.begin(), other.loads_.end());
   latency_ = std::max(latency_, other.latency_);
+  fill_ = std::max(fill_, other.fill_);
 }
 
 std::vector<Traffic::Load> Traffic::totals() const {
@@ -113,7 +117,7 @@ double Traffic::load_seconds(const std::vector<Load>& totals, bool network_only)
   return busiest;
 }
 
-double Traffic::seconds() const { return latency_ + load_seconds(totals(), false); }
+double Traffic::seconds() const { return latency_ + fill_ + load_seconds(totals(), false); }
 
 double Traffic::network_seconds() const { return load_seconds(totals(), true); }
 

@@ -28,6 +28,10 @@ class Traffic {
   // `count` messages one after another, over the tier between ranks a and b.
   void hops(int count, int a, int b);
   void hops(double count, double latency_s);
+  // Time a pipelined chunk spends crossing a chain of edges one after another, beyond what the
+  // busiest link's load already counts (tree_shape.h). Kept apart from the α so that the α can be
+  // held against the materialized plans', which do not see it.
+  void pipeline_fill(double seconds);
   // `messages` messages of `bytes` in all from rank `from` to rank `to`; the receiver copies them
   // in (reduce: and combines them with its own data while each piece is in cache).
   void transfer(int from, int to, double bytes, bool reduce = false, double messages = 1);
@@ -48,6 +52,7 @@ class Traffic {
 
   double seconds() const;
   double latency_seconds() const { return latency_; }
+  double fill_seconds() const { return fill_; }
   // The busiest network link's bytes over its rate.
   double network_seconds() const;
 
@@ -74,6 +79,7 @@ class Traffic {
 
   const ClusterView* view_;
   double latency_ = 0;
+  double fill_ = 0;
   std::vector<Load> loads_;
 };
 

@@ -99,7 +99,7 @@ Traffic dbtree_allreduce_traffic(const PlanRequest& request, const std::vector<i
   const std::vector<int> ordered = view.topology_order(members);
   const int n = static_cast<int>(ordered.size());
   const uint64_t chunk = chunk_elems(request);
-  double latency = 0;
+  double latency = 0, fill = 0;
   for (int index = 0; index < 2; ++index) {
     const Range half = ring_segment(request.count, 2, index);
     if (half.count == 0) continue;
@@ -111,10 +111,12 @@ Traffic dbtree_allreduce_traffic(const PlanRequest& request, const std::vector<i
       t.transfer(ordered[tree.parent[r]], ordered[r], bytes);
     }
     const double chunks = static_cast<double>(chunk_count(half.count, chunk));
-    latency = std::max(latency, tree_latency(view, ordered, tree) +
-                                    (chunks - 1) * slowest_edge_latency(view, ordered, tree));
+    const double chunk_bytes = static_cast<double>(std::min(chunk, half.count) * request.elem_size);
+    latency = std::max(latency, tree_alpha_seconds(view, ordered, tree, chunks));
+    fill = std::max(fill, tree_fill_seconds(view, ordered, tree, chunk_bytes));
   }
   t.hops(1, latency);
+  t.pipeline_fill(fill);
   return t;
 }
 

@@ -1,6 +1,7 @@
 // Tree all-reduce for small messages: binomial-tree reduce to member 0, which finalizes, then a
 // binomial broadcast of the result. Only member 0 computes the final value, so all ranks receive
 // the same bytes. Each chunk runs through the tree independently, so chunks pipeline.
+#include <algorithm>
 #include <optional>
 #include <vector>
 
@@ -80,18 +81,21 @@ Traffic tree_allreduce_traffic(const PlanRequest& request, const std::vector<int
   Traffic t(view);
   const int n = static_cast<int>(members.size());
   const double bytes = static_cast<double>(request.count * request.elem_size);
-  const double chunks = static_cast<double>(chunk_count(request.count, chunk_elems(request)));
+  const uint64_t chunk = chunk_elems(request);
+  const double chunks = static_cast<double>(chunk_count(request.count, chunk));
+  const double chunk_bytes = static_cast<double>(std::min(chunk, request.count) * request.elem_size);
   std::vector<int> parent(n);
   for (int r = 0; r < n; ++r) parent[r] = tree_links(r, n).parent;
-  // The whole message goes up and down every edge, a message per chunk; chunks pipeline, each
-  // one step behind the previous on the slowest edge.
+  // The whole message goes up and down every edge, a message per chunk; chunks pipeline
+  // (tree_shape.h).
   for (int r = 1; r < n; ++r) {
     t.transfer(members[r], members[parent[r]], bytes, true, chunks);
     t.transfer(members[parent[r]], members[r], bytes, false, chunks);
   }
   t.memory(members[0], 2 * bytes);  // member 0's finalize pass reads and writes the message
   const Tree tree = tree_from_parents(parent);
-  t.hops(1, tree_latency(view, members, tree) + (chunks - 1) * slowest_edge_latency(view, members, tree));
+  t.hops(1, tree_alpha_seconds(view, members, tree, chunks));
+  t.pipeline_fill(tree_fill_seconds(view, members, tree, chunk_bytes));
   return t;
 }
 

@@ -1,8 +1,40 @@
 #include "src/plan/tree_shape.h"
 
 #include <algorithm>
+#include <functional>
 
 namespace dc {
+
+namespace {
+
+// The longest chain through the tree, each edge (child position, parent position) costing `cost`:
+// a member's partial result is ready once its children were folded one after another, and each
+// member has the result one edge after its parent.
+double longest_chain(const Tree& tree, const std::function<double(int, int)>& cost) {
+  const int n = static_cast<int>(tree.parent.size());
+  // Positions ordered so that children come before their parent.
+  std::vector<int> order, stack{tree.root};
+  while (!stack.empty()) {
+    const int r = stack.back();
+    stack.pop_back();
+    order.push_back(r);
+    for (int c : tree.children[r]) stack.push_back(c);
+  }
+  std::vector<double> up(n, 0.0), down(n, 0.0);
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    double at = 0;
+    for (int c : tree.children[*it]) at = std::max(at, up[c]) + cost(c, *it);
+    up[*it] = at;
+  }
+  double longest = up[tree.root];
+  for (int r : order) {
+    down[r] = r == tree.root ? up[r] : down[tree.parent[r]] + cost(r, tree.parent[r]);
+    longest = std::max(longest, down[r]);
+  }
+  return longest;
+}
+
+}  // namespace
 
 Tree tree_from_parents(const std::vector<int>& parent) {
   const int n = static_cast<int>(parent.size());
@@ -16,39 +48,28 @@ Tree tree_from_parents(const std::vector<int>& parent) {
   return t;
 }
 
-double tree_latency(const ClusterView& view, const std::vector<int>& members, const Tree& tree) {
-  const int n = static_cast<int>(members.size());
+double tree_alpha_seconds(const ClusterView& view, const std::vector<int>& members, const Tree& tree, double chunks) {
   auto alpha = [&](int a, int b) { return view.tier_between(members[a], members[b]).latency_s; };
-  // Positions ordered so that children come before their parent.
-  std::vector<int> order, stack{tree.root};
-  while (!stack.empty()) {
-    const int r = stack.back();
-    stack.pop_back();
-    order.push_back(r);
-    for (int c : tree.children[r]) stack.push_back(c);
-  }
-  // up: when a member's partial result is ready (its children folded one after another);
-  // down: when it has the result (its parent's, one message later).
-  std::vector<double> up(n, 0.0), down(n, 0.0);
-  for (auto it = order.rbegin(); it != order.rend(); ++it) {
-    double at = 0;
-    for (int c : tree.children[*it]) at = std::max(at, up[c]) + alpha(c, *it);
-    up[*it] = at;
-  }
-  double longest = up[tree.root];
-  for (int r : order) {
-    down[r] = r == tree.root ? up[r] : down[tree.parent[r]] + alpha(tree.parent[r], r);
-    longest = std::max(longest, down[r]);
-  }
-  return longest;
+  double slowest = 0;
+  for (size_t r = 0; r < tree.parent.size(); ++r)
+    if (tree.parent[r] >= 0) slowest = std::max(slowest, alpha(static_cast<int>(r), tree.parent[r]));
+  return longest_chain(tree, alpha) + (chunks - 1) * slowest;
 }
 
-double slowest_edge_latency(const ClusterView& view, const std::vector<int>& members, const Tree& tree) {
+double tree_fill_seconds(const ClusterView& view, const std::vector<int>& members, const Tree& tree,
+                         double chunk_bytes) {
+  // A chunk's time on an edge: over shared memory the receiver copies it (read and write).
+  auto transfer = [&](int a, int b) {
+    const int x = members[a], y = members[b];
+    const double rate = !view.same_host(x, y)  ? view.tier_between(x, y).bandwidth_Bps
+                        : view.shared_memory() ? view.rank_memory_bandwidth() / 2
+                                               : view.intra_host().bandwidth_Bps;
+    return chunk_bytes / rate;
+  };
   double slowest = 0;
-  for (size_t r = 0; r < members.size(); ++r)
-    if (tree.parent[r] >= 0)
-      slowest = std::max(slowest, view.tier_between(members[r], members[tree.parent[r]]).latency_s);
-  return slowest;
+  for (size_t r = 0; r < tree.parent.size(); ++r)
+    if (tree.parent[r] >= 0) slowest = std::max(slowest, transfer(static_cast<int>(r), tree.parent[r]));
+  return longest_chain(tree, transfer) - slowest;
 }
 
 }  // namespace dc

@@ -180,14 +180,15 @@ TEST(Selector, HierarchicalOnUnevenHostsMovesTheBoundAcrossEachLink) {
 
 TEST(Selector, DoubleBinaryTreeForSmallMessagesBetweenHosts) {
   // One rank per host, so only the flat plans apply. At a few bytes the binomial tree's longest
-  // chain (8 messages at 16 ranks) is shorter than the double binary tree's (11); by 256 KiB the
-  // double binary tree's halves and pipelined chunks win (the binomial root moves the whole
-  // message to and from 4 children) until the ring's bandwidth does.
+  // chain (8 messages at 16 ranks) is shorter than the double binary tree's (11); at 64 KiB the
+  // double binary tree's halves win (the binomial root moves the whole message to and from 4
+  // children); from 256 KiB the ring, since a tree's chunk of up to 1 MiB crosses every edge of
+  // its chain one after another (the pipeline fill).
   // Inside one host it does not apply (NCCL runs it between nodes).
   const auto cluster = ClusterView::blocks(16, 1, true);
   EXPECT_EQ(chosen(request(dcCollAllReduce, 16, 8, cluster)), "tree");
-  EXPECT_EQ(chosen(request(dcCollAllReduce, 16, 256 << 10, cluster)), "dbtree");
-  EXPECT_EQ(chosen(request(dcCollAllReduce, 16, 1 << 20, cluster)), "dbtree");
+  EXPECT_EQ(chosen(request(dcCollAllReduce, 16, 64 << 10, cluster)), "dbtree");
+  EXPECT_EQ(chosen(request(dcCollAllReduce, 16, 256 << 10, cluster)), "ring");
   EXPECT_EQ(chosen(request(dcCollAllReduce, 16, 64 << 20, cluster)), "ring");
   std::vector<int> everyone(8);
   for (int r = 0; r < 8; ++r) everyone[r] = r;

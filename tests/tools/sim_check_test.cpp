@@ -1,6 +1,6 @@
 // deepcomm-sim --check on small clusters: every all-reduce algorithm's analytical price (what the
-// tool uses at scale) against the price of its materialized plans, 4 KiB to 16 MiB. The tolerances
-// are what the model achieves today, stated per algorithm:
+// tool uses at scale), less the trees' pipeline fill, against the price of its materialized plans,
+// 4 KiB to 16 MiB. The tolerances are what the model achieves today, stated per algorithm:
 //   dbtree, tree  within 5%: their formulas walk the plans' chains of messages.
 //   ring          0.95x to 1.5x: the formula paces every step by the slowest edge; the plans let
 //                 steps over faster edges run ahead (as tests/plan/cluster_plans_test.cpp says).
@@ -34,7 +34,11 @@ void expect_agreement(const std::shared_ptr<const ClusterView>& cluster) {
   std::map<std::string, int> seen;
   for (const SimRow& row : simulate(cluster, options)) {
     ASSERT_TRUE(row.materialized_seconds);
-    const double ratio = row.seconds / *row.materialized_seconds;
+    // The plans are priced without the trees' pipeline fill (hierarchical ends with a tree at some
+    // sizes); the ring has none.
+    EXPECT_GE(row.fill_seconds, 0.0) << row.algorithm << " at " << row.bytes << " bytes";
+    if (std::string(row.algorithm) == "ring") EXPECT_EQ(row.fill_seconds, 0.0);
+    const double ratio = (row.seconds - row.fill_seconds) / *row.materialized_seconds;
     const auto bounds = kBounds.find(row.algorithm);
     ASSERT_NE(bounds, kBounds.end()) << "no tolerance stated for " << row.algorithm;
     EXPECT_GE(ratio, bounds->second.low) << row.algorithm << " at " << row.bytes << " bytes";

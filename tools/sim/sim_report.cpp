@@ -25,7 +25,7 @@ std::string json(const ClusterView& cluster, const std::string& topo_file, const
     out += std::string("{\"collective\":\"") + collective_name(r.collective) + "\",\"bytes\":" +
            std::to_string(r.bytes) + ",\"algorithm\":\"" + r.algorithm + "\",\"predicted_seconds\":" +
            number(r.seconds) + ",\"latency_seconds\":" + number(r.latency_seconds) +
-           ",\"network_seconds\":" + number(r.network_seconds) +
+           ",\"network_seconds\":" + number(r.network_seconds) + ",\"fill_seconds\":" + number(r.fill_seconds) +
            ",\"chosen\":" + (r.chosen ? "true" : "false");
     if (r.materialized_seconds) out += ",\"materialized_seconds\":" + number(*r.materialized_seconds);
     out += "}";
@@ -42,22 +42,25 @@ std::string sim_report(const ClusterView& cluster, const std::string& topo_file,
                     "\n" + cluster.describe() + "\n";
   out += "# Predicted by the cost model from each algorithm's analytical traffic (float32; bytes = count x 4\n"
          "#  with NCCL's count); latency_us: its α part; network_us: the busiest network link's bytes over\n"
-         "#  its rate (the rest is memory: copies and sums); * the selector's choice";
+         "#  its rate; fill_us: a tree's chunk crossing its chain's edges one after another (the rest is\n"
+         "#  memory: copies and sums); * the selector's choice";
   const bool check = !rows.empty() && rows.front().materialized_seconds;
-  out += check ? "; materialized_us: the plans of every rank\n" : "\n";
+  out += check ? "; materialized_us: the plans of every rank, priced\n"
+                 "#  without the fill; ratio: (predicted - fill) / materialized\n"
+               : "\n";
   char line[200];
-  std::snprintf(line, sizeof line, "%-14s %12s  %-13s %14s %12s %12s%s\n", "collective", "bytes", "algorithm",
-                "predicted_us", "latency_us", "network_us", check ? "  materialized_us  ratio" : "");
+  std::snprintf(line, sizeof line, "%-14s %12s  %-13s %14s %12s %12s %10s%s\n", "collective", "bytes", "algorithm",
+                "predicted_us", "latency_us", "network_us", "fill_us", check ? "  materialized_us  ratio" : "");
   out += line;
   for (const SimRow& r : rows) {
     const std::string algorithm = std::string(r.algorithm) + (r.chosen ? "*" : "");
-    std::snprintf(line, sizeof line, "%-14s %12llu  %-13s %14.1f %12.1f %12.1f", collective_name(r.collective),
+    std::snprintf(line, sizeof line, "%-14s %12llu  %-13s %14.1f %12.1f %12.1f %10.1f", collective_name(r.collective),
                   static_cast<unsigned long long>(r.bytes), algorithm.c_str(), r.seconds * 1e6,
-                  r.latency_seconds * 1e6, r.network_seconds * 1e6);
+                  r.latency_seconds * 1e6, r.network_seconds * 1e6, r.fill_seconds * 1e6);
     out += line;
     if (r.materialized_seconds) {
       std::snprintf(line, sizeof line, "  %15.1f  %5.3f", *r.materialized_seconds * 1e6,
-                    r.seconds / *r.materialized_seconds);
+                    (r.seconds - r.fill_seconds) / *r.materialized_seconds);
       out += line;
     }
     out += "\n";
