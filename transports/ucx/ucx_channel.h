@@ -73,8 +73,9 @@ class UcxChannel : public std::enable_shared_from_this<UcxChannel> {
     size_t capacity = 0;
     size_t expected = 0;
     Completion done;
-    bool in_ucx = false;   // a rendezvous payload is being written into buf
-    bool discard = false;  // cancelled while in_ucx: reported once UCX let go of buf
+    bool in_ucx = false;   // a rendezvous payload is being received for it
+    bool direct = false;   // ... straight into buf (registered memory), not into staging
+    bool discard = false;  // cancelled while in_ucx: its payload goes nowhere
   };
   using SendPtr = std::shared_ptr<SendOp>;
   using RecvPtr = std::shared_ptr<RecvOp>;
@@ -106,6 +107,8 @@ class UcxChannel : public std::enable_shared_from_this<UcxChannel> {
   void match_rendezvous(const RecvPtr& op, const UcxHeader& h, void* desc);
   void receive_rendezvous(const RecvPtr& op, size_t len, void* desc);
   static void on_received(void* request, ucs_status_t status, size_t length, void* user_data);
+  // Copies a staged payload into its receive's buffer if the receive still waits for it.
+  void land(const RecvRef& ref, ucs_status_t status);
   void rendezvous_done(const RecvPtr& op, ucs_status_t status);
   void refuse(const UcxHeader& h, void* desc, uint32_t flags, const Tag& own);
   void on_refused(const UcxHeader& h);

@@ -105,9 +105,9 @@ void UcxChannel::close(const Status& status) {
   posted_.clear();
   if (ep_) worker_->retire(std::exchange(ep_, nullptr));
   // Operations still inside UCX end here: in peer-failure mode the forced close cancels them, but
-  // without it (UCX's shared memory) UCX would hold them forever. Their peer is gone or finished
-  // with them, so UCX has nothing more to move through their buffers; its late completions find
-  // them ended.
+  // without it (UCX's shared memory) UCX would hold them forever. A staged receive's payload goes
+  // on into its staging alone (land() skips an ended receive); a direct one's buffer is registered
+  // memory, which RDMA reads into without the sender's CPU. UCX's late completions find them ended.
   for (auto& [key, op] : std::exchange(sending_, {})) finish_send(op, status);
   rendezvous_sends_.clear();
   for (const RecvPtr& op : std::exchange(rendezvous_recvs_, {})) {

@@ -1,11 +1,18 @@
-// Rendezvous messages on a UCX connection: receiving their payload straight into the posted
-// buffer, refusing them (too long, another operation's, or a cancelled one's), and cancelling an
-// operation's receives and the messages already sent for it. A payload
-// UCX is already writing cannot be stopped inside UCX, so cancel() returns only once UCX let go of
-// the buffer (progressing the worker meanwhile, bounded; past the bound the endpoint is closed,
-// which ends the transfer).
+// Rendezvous messages on a UCX connection: receiving their payload, refusing them (too long,
+// another operation's, or a cancelled one's), and cancelling an operation's receives and the
+// messages already sent for it. A payload UCX is already receiving cannot be stopped inside UCX
+// 1.13, not even by closing the endpoint: over its tcp transport a sender that stalls mid-message
+// and resumes later still delivers the rest. So payloads land in staging owned by the UCX request
+// and are copied into the posted buffer once complete; a cancelled receive returns its buffer at
+// once and the rest of its payload goes into the staging alone. Registered memory (dcMemAlloc,
+// dcCommRegister) is received into directly, the zero-copy path RDMA needs (there the NIC reads
+// the sender's memory, which needs no help from the sender's CPU); cancel() then returns once UCX
+// let go of the buffer (progressing the worker meanwhile, bounded; past the bound the endpoint is
+// closed).
 #include <algorithm>
 #include <chrono>
+#include <cstring>
+#include <memory>
 
 #include "src/base/log.h"
 #include "transports/ucx/ucx_channel.h"
@@ -22,6 +29,7 @@ constexpr auto kForcedCloseWait = std::chrono::milliseconds(1000);
 struct UcxChannel::RecvRef {
   std::shared_ptr<UcxChannel> channel;
   RecvPtr op;
+  std::unique_ptr<unsigned char[]> staging;  // what UCX writes into, unless op->direct
 };
 
 void UcxChannel::match_rendezvous(const RecvPtr& op, const UcxHeader& h, void* desc) {
@@ -37,24 +45,37 @@ void UcxChannel::receive_rendezvous(const RecvPtr& op, size_t len, void* desc) {
   op->expected = len;
   op->in_ucx = true;
   rendezvous_recvs_.push_back(op);
-  auto* ref = new RecvRef{shared_from_this(), op};
+  auto* ref = new RecvRef{shared_from_this(), op, nullptr};
   ucp_request_param_t param{};
   param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
   param.cb.recv_am = &UcxChannel::on_received;
   param.user_data = ref;
+  void* into = op->buf;
   if (ucp_mem_h memh = worker_->memory_handle(op->buf, len)) {
     param.op_attr_mask |= UCP_OP_ATTR_FIELD_MEMH;
     param.memh = memh;
+    op->direct = true;
+  } else {
+    ref->staging.reset(new unsigned char[len]);  // not zeroed: UCX writes all of it
+    into = ref->staging.get();
   }
-  ucs_status_ptr_t request = api_.am_recv_data_nbx(worker_->handle(), desc, op->buf, len, &param);
+  ucs_status_ptr_t request = api_.am_recv_data_nbx(worker_->handle(), desc, into, len, &param);
   worker_->kick();
   if (request && !UCS_PTR_IS_ERR(request)) return;  // on_received follows
+  land(*ref, UCS_PTR_STATUS(request));
   delete ref;
   rendezvous_done(op, UCS_PTR_STATUS(request));
 }
 
+void UcxChannel::land(const RecvRef& ref, ucs_status_t status) {
+  // Only into a receive still waiting for it: a cancelled or closed one gave its buffer back.
+  const RecvOp& op = *ref.op;
+  if (ref.staging && status == UCS_OK && op.in_ucx && !op.discard) std::memcpy(op.buf, ref.staging.get(), op.expected);
+}
+
 void UcxChannel::on_received(void* request, ucs_status_t status, size_t, void* user_data) {
   auto* ref = static_cast<RecvRef*>(user_data);
+  ref->channel->land(*ref, status);
   std::shared_ptr<UcxChannel> self = std::move(ref->channel);
   RecvPtr op = std::move(ref->op);
   delete ref;
@@ -111,12 +132,15 @@ void UcxChannel::cancel(uint64_t comm, uint64_t seq) {
     else if (!u.header.id) return_credit(u.header.length);
   });
   take_queued_of_operation(posted_, comm, seq, [this](const RecvPtr& op) { finish_recv(op, receive_cancelled(), 0); });
-  std::vector<RecvPtr> landing;
+  // A staged payload goes on into its staging alone, so its receive ends now; a direct one holds
+  // the buffer until UCX lets go of it.
+  std::vector<RecvPtr> landing, staged;
   for (const RecvPtr& op : rendezvous_recvs_) {
     if (!of_operation(op->tag)) continue;
     op->discard = true;
-    landing.push_back(op);
+    (op->direct ? landing : staged).push_back(op);
   }
+  for (const RecvPtr& op : staged) finish_recv(op, receive_cancelled(), 0);
   if (landing.empty()) return;
   auto landed = [&landing] {
     return std::none_of(landing.begin(), landing.end(), [](const RecvPtr& op) { return op->in_ucx; });
