@@ -8,8 +8,11 @@ ranks load a topology file whose network tier is the link measured before the fi
 cost model knows the link, and gives each host its share of this machine's cores (--topo-file
 gives one instead, e.g. deepcomm-calibrate's). Prints a markdown section: medians per size, the
 slow-link bound 2(h-1)/h*S/rate, each time over the bound, auto over the best fixed algorithm of
-the same size, and, where deepcomm-sim is built, the model's predicted time per algorithm beside
-the measured.
+the same size, and, where deepcomm-sim is built, the plan auto takes (the selector's choice in
+deepcomm-sim with the run's file), that plan's own fixed run over the best fixed one (the same
+decision judged without auto's run: on 2 cores one plan's medians differ by more than 10% from run
+to run), and the model's predicted time per algorithm beside the measured. --report re-prints the
+sections of a run saved with --save.
 
     /usr/bin/python3 bench/cluster/plan_choice.py --build build-bench --layouts 4,4 2,2,2,2 \
         --rate 1gbit --pairs 5 -b 8 -e 64M -f 8 --save /tmp/plan_choice.json
@@ -51,6 +54,8 @@ def parse_args():
     p.add_argument("-w", default="2")
     p.add_argument("--timeout", type=int, default=600)
     p.add_argument("--save", default=None, help="raw results as JSON")
+    p.add_argument("--report", default=None, help="print the sections of a run saved with --save (its "
+                   "options replace these), measuring nothing")
     return p.parse_args()
 
 
@@ -114,7 +119,8 @@ def measure_layout(a, per_host, work):
 
 
 def predictions(a, result, topo_rate_gbps):
-    """{algo: {size: predicted us}} from deepcomm-sim, or {} where it is not built."""
+    """{algo: {size: predicted us}} from deepcomm-sim, plus {"*": {size: the selector's choice}};
+    {} where it is not built."""
     sim = os.path.join(a.build, "tools", "sim", "deepcomm-sim")
     if not os.path.exists(sim):
         return {}
@@ -136,6 +142,8 @@ def predictions(a, result, topo_rate_gbps):
         for row in json.loads(p.stdout)["rows"]:
             if row["collective"] == "AllReduce":
                 out.setdefault(row["algorithm"], {})[str(row["bytes"])] = row["predicted_seconds"] * 1e6
+                if row["chosen"]:
+                    out.setdefault("*", {})[str(row["bytes"])] = row["algorithm"]
         return out
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -158,7 +166,10 @@ def section(a, result):
     pred = predictions(a, result, result.get("topology_file", {}).get("bandwidth_gbps", rate))
     lines = [f"### all_reduce, {h} hosts, ranks per host {','.join(map(str, per_host))} "
              f"(medians of {len(result['rates'])} interleaved rounds; link {rate:.3f} Gbit/s median)", ""]
+    takes = pred.get("*", {})
     head = ["size", "bound (ms)"] + [f"{k} (ms)" for k in med] + ["auto × bound", "best fixed", "auto / best fixed"]
+    if takes:
+        head += ["auto takes", "its fixed run / best fixed"]
     lines += ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     for s in sorted(med.get("auto", next(iter(med.values()))), key=int):
         size = int(s)
@@ -168,11 +179,14 @@ def section(a, result):
         auto = med.get("auto", {}).get(s)
         cells += [f"{auto / 1e3 / bound_ms:.2f}" if auto else "", best or "",
                   f"{auto / med[best][s]:.2f}" if auto and best else ""]
+        if takes:
+            taken = takes.get(s, "")
+            cells += [taken, f"{med[taken][s] / med[best][s]:.2f}" if taken in med and best else ""]
         lines.append("| " + " | ".join(cells) + " |")
     if pred:
         lines += ["", "Model against measurement (predicted by deepcomm-sim with the run's topology file; "
                   "error = predicted / measured − 1):", ""]
-        algos = [k for k in fixed if k in pred]
+        algos = [k for k in fixed if k in pred and k != "*"]
         head = ["size"] + [f"{k}: predicted / measured (ms), error" for k in algos]
         lines += ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
         for s in sorted(med[algos[0]], key=int) if algos else []:
@@ -189,6 +203,13 @@ def section(a, result):
 
 def main():
     a = parse_args()
+    if a.report:
+        with open(a.report) as f:
+            saved = json.load(f)
+        a = argparse.Namespace(**{**saved["args"], "build": a.build})
+        for r in saved["results"]:
+            print(section(a, r))
+        return
     work = tempfile.mkdtemp(prefix="dc_plan_choice_")
     try:
         results = [measure_layout(a, [int(x) for x in layout.split(",")], work) for layout in a.layouts]
