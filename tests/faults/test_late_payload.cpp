@@ -1,5 +1,6 @@
 // A receive cancelled while its payload is landing writes nothing into the caller's buffer after the
-// call returned. Rank 0 receives 256 MiB from rank 1; once bytes flow, rank 0 stops rank 1
+// call returned, and the failed send on the other side reads nothing from its buffer after it
+// returned. Rank 0 receives 256 MiB from rank 1; once bytes flow, rank 0 stops rank 1
 // (SIGSTOP), so the transport's read stalls mid-piece, and rank 2 dies, which fails rank 0's
 // receive. Rank 0 fills its buffer with a sentinel as soon as the call returns, lets rank 1 go on
 // (SIGCONT) and checks that the sentinel survives while the rest of rank 1's message arrives.
@@ -88,6 +89,10 @@ void expect_nothing_lands_after_return(const std::vector<std::pair<std::string, 
           std::vector<unsigned char> payload(kBytes, kPayload);
           meeting->sender = getpid();
           dcSend(payload.data(), kBytes, dcUint8, 0, comm, nullptr);  // fails once rank 0 gave up
+          // The caller owns its buffer again: free it, and give a transport that would still read
+          // it time to do so (ASan reports that; reading unmapped memory faults).
+          std::vector<unsigned char>().swap(payload);
+          std::this_thread::sleep_for(std::chrono::milliseconds(500));
           dcCommAbort(comm);
           return 0;
         }

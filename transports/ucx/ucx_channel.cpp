@@ -31,6 +31,7 @@ void control_sent(void* request, ucs_status_t, void* user_data) {
 struct UcxChannel::SendRef {
   std::shared_ptr<UcxChannel> channel;
   SendPtr op;
+  std::unique_ptr<unsigned char[]> staging;  // what UCX reads from, unless registered memory
 };
 
 UcxChannel::UcxChannel(std::shared_ptr<UcxWorker> worker, int peer)
@@ -63,18 +64,27 @@ void UcxChannel::send(const Tag& tag, const void* buf, size_t len, Completion do
   issue(op, UCP_AM_SEND_FLAG_RNDV);
 }
 
+// A send that ends early (its connection closed) cannot be taken back inside UCX 1.13, which may go
+// on reading the payload after the caller has its buffer back: so UCX sends ordinary memory from a
+// copy owned by the request, freed when UCX completes it. Registered memory is sent from directly
+// (RDMA's zero copy).
 void UcxChannel::issue(const SendPtr& op, unsigned flags) {
-  auto* ref = new SendRef{shared_from_this(), op};
+  auto* ref = new SendRef{shared_from_this(), op, nullptr};
   ucp_request_param_t param{};
   param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
   param.cb.send = &UcxChannel::on_sent;
   param.user_data = ref;
   param.flags = flags;
+  const void* from = op->buf;
   if (ucp_mem_h memh = worker_->memory_handle(op->buf, op->len)) {
     param.op_attr_mask |= UCP_OP_ATTR_FIELD_MEMH;
     param.memh = memh;
+  } else if (op->len > 0) {
+    ref->staging.reset(new unsigned char[op->len]);
+    std::memcpy(ref->staging.get(), op->buf, op->len);
+    from = ref->staging.get();
   }
-  ucs_status_ptr_t request = api_.am_send_nbx(ep_, kUcxAmId, &op->header, sizeof op->header, op->buf, op->len, &param);
+  ucs_status_ptr_t request = api_.am_send_nbx(ep_, kUcxAmId, &op->header, sizeof op->header, from, op->len, &param);
   worker_->kick();
   if (request && !UCS_PTR_IS_ERR(request)) return;  // on_sent follows
   delete ref;

@@ -105,9 +105,10 @@ void UcxChannel::close(const Status& status) {
   posted_.clear();
   if (ep_) worker_->retire(std::exchange(ep_, nullptr));
   // Operations still inside UCX end here: in peer-failure mode the forced close cancels them, but
-  // without it (UCX's shared memory) UCX would hold them forever. A staged receive's payload goes
-  // on into its staging alone (land() skips an ended receive); a direct one's buffer is registered
-  // memory, which RDMA reads into without the sender's CPU. UCX's late completions find them ended.
+  // without it (UCX's shared memory) UCX would hold them forever, and over its tcp transport it
+  // may go on moving them when a stalled peer resumes. A staged send goes on from its copy and a
+  // staged receive into its staging alone (land() skips an ended receive); direct ones use
+  // registered memory (RDMA's zero copy; the known gap). UCX's late completions find them ended.
   for (auto& [key, op] : std::exchange(sending_, {})) finish_send(op, status);
   rendezvous_sends_.clear();
   for (const RecvPtr& op : std::exchange(rendezvous_recvs_, {})) {
