@@ -34,6 +34,14 @@ double longest_chain(const Tree& tree, const std::function<double(int, int)>& co
   return longest;
 }
 
+// The largest cost of any edge.
+double slowest_edge(const Tree& tree, const std::function<double(int, int)>& cost) {
+  double slowest = 0;
+  for (size_t r = 0; r < tree.parent.size(); ++r)
+    if (tree.parent[r] >= 0) slowest = std::max(slowest, cost(static_cast<int>(r), tree.parent[r]));
+  return slowest;
+}
+
 }  // namespace
 
 Tree tree_from_parents(const std::vector<int>& parent) {
@@ -50,10 +58,7 @@ Tree tree_from_parents(const std::vector<int>& parent) {
 
 double tree_alpha_seconds(const ClusterView& view, const std::vector<int>& members, const Tree& tree, double chunks) {
   auto alpha = [&](int a, int b) { return view.tier_between(members[a], members[b]).latency_s; };
-  double slowest = 0;
-  for (size_t r = 0; r < tree.parent.size(); ++r)
-    if (tree.parent[r] >= 0) slowest = std::max(slowest, alpha(static_cast<int>(r), tree.parent[r]));
-  return longest_chain(tree, alpha) + (chunks - 1) * slowest;
+  return longest_chain(tree, alpha) + (chunks - 1) * slowest_edge(tree, alpha);
 }
 
 double tree_fill_seconds(const ClusterView& view, const std::vector<int>& members, const Tree& tree,
@@ -66,10 +71,7 @@ double tree_fill_seconds(const ClusterView& view, const std::vector<int>& member
                                                : view.intra_host().bandwidth_Bps;
     return chunk_bytes / rate;
   };
-  double slowest = 0;
-  for (size_t r = 0; r < tree.parent.size(); ++r)
-    if (tree.parent[r] >= 0) slowest = std::max(slowest, transfer(static_cast<int>(r), tree.parent[r]));
-  return longest_chain(tree, transfer) - slowest;
+  return longest_chain(tree, transfer) - slowest_edge(tree, transfer);
 }
 
 }  // namespace dc

@@ -117,7 +117,7 @@ TEST(Selector, SameChoicesAsBeforeOnOneHost) {
       // two rounds of two, and with the flat board off (DEEPCOMM_FLAT_BYTES=0, 3 runs of
       // all_reduce_perf -n 200, 8 B-32 KiB) the tree measured as fast or faster.
       const bool near_crossover = bytes * 4 > crossover && bytes < 8 * crossover;
-      if ((before == "tree" && bytes * 4 > crossover) || near_crossover || (n == 3 && bytes <= (128u << 10))) {
+      if (near_crossover || (n == 3 && bytes <= (128u << 10))) {
         EXPECT_TRUE(now == "tree" || now == "direct") << now;
       } else {
         EXPECT_EQ(now, before);

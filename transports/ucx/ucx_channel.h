@@ -108,7 +108,7 @@ class UcxChannel : public std::enable_shared_from_this<UcxChannel> {
   void receive_rendezvous(const RecvPtr& op, size_t len, void* desc);
   static void on_received(void* request, ucs_status_t status, size_t length, void* user_data);
   // Copies a staged payload into its receive's buffer if the receive still waits for it.
-  void land(const RecvRef& ref, ucs_status_t status);
+  static void land(const RecvRef& ref, ucs_status_t status);
   void rendezvous_done(const RecvPtr& op, ucs_status_t status);
   void refuse(const UcxHeader& h, void* desc, uint32_t flags, const Tag& own);
   void on_refused(const UcxHeader& h);

@@ -75,7 +75,7 @@ void UcxChannel::land(const RecvRef& ref, ucs_status_t status) {
 
 void UcxChannel::on_received(void* request, ucs_status_t status, size_t, void* user_data) {
   auto* ref = static_cast<RecvRef*>(user_data);
-  ref->channel->land(*ref, status);
+  land(*ref, status);
   std::shared_ptr<UcxChannel> self = std::move(ref->channel);
   RecvPtr op = std::move(ref->op);
   delete ref;
