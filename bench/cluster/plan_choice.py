@@ -39,7 +39,9 @@ def parse_args():
     p.add_argument("--build", default="build")
     p.add_argument("--layouts", nargs="+", default=["4,4", "2,2,2,2"], help="ranks per host, e.g. 4,4")
     p.add_argument("--rate", default="1gbit", help="each host's link (tc syntax)")
-    p.add_argument("--burst", default=None, help="the links' tbf burst (tc syntax; default dc-cluster's 512kb)")
+    p.add_argument("--shaper", default=None, help="the links' qdisc, tbf or htb (default dc-cluster's tbf)")
+    p.add_argument("--burst", default=None, help="the links' burst (tc syntax; default dc-cluster's: 512kb with "
+                   "tbf, 16k with htb)")
     p.add_argument("--algos", default="auto,ring,hierarchical,dbtree,tree",
                    help="DEEPCOMM_ALGO values, auto = unset (the planner's own choice)")
     p.add_argument("--no-ompi", action="store_true")
@@ -77,7 +79,7 @@ def measure_layout(a, per_host, work):
     algos = a.algos.split(",")
     result = {"layout": per_host, "rates": [], "runs": {x: [] for x in algos + ([] if a.no_ompi else ["ompi"])},
               "failures": []}
-    with Cluster(hosts, a.rate, a.burst) as c:
+    with Cluster(hosts, a.rate, a.burst, a.shaper) as c:
         topo = a.topo_file
         if not topo:
             topo = os.path.join(work, "topology.json")
@@ -165,7 +167,8 @@ def section(a, result):
     fixed = [k for k in med if k not in ("auto", "ompi")]
     pred = predictions(a, result, result.get("topology_file", {}).get("bandwidth_gbps", rate))
     lines = [f"### all_reduce, {h} hosts, ranks per host {','.join(map(str, per_host))} "
-             f"(medians of {len(result['rates'])} interleaved rounds; link {rate:.3f} Gbit/s median)", ""]
+             f"(medians of {len(result['rates'])} interleaved rounds; link {rate:.3f} Gbit/s median, "
+             f"{getattr(a, 'shaper', None) or 'tbf'})", ""]
     takes = pred.get("*", {})
     head = ["size", "bound (ms)"] + [f"{k} (ms)" for k in med] + ["auto × bound", "best fixed", "auto / best fixed"]
     if takes:

@@ -12,16 +12,17 @@ DC_MPIRUN = os.path.normpath(os.path.join(TOOLS, "dc-mpirun"))
 
 
 class Cluster:
-    """`with Cluster(hosts, rate) as c:` makes hosts namespaces (rate, burst: tc syntax or None; burst
-    defaults to dc-cluster's)."""
+    """`with Cluster(hosts, rate) as c:` makes hosts namespaces (rate, burst: tc syntax or None; shaper:
+    tbf or htb; burst and shaper default to dc-cluster's)."""
 
-    def __init__(self, hosts, rate, burst=None):
-        self.hosts, self.rate, self.burst = hosts, rate, burst
+    def __init__(self, hosts, rate, burst=None, shaper=None):
+        self.hosts, self.rate, self.burst, self.shaper = hosts, rate, burst, shaper
         self.prefix = f"dccmp{os.getpid()}"
 
     def _tool(self, *args, timeout=60):
         argv = [DC_CLUSTER, "--prefix", self.prefix] + (["--rate", self.rate] if self.rate else []) + \
-            (["--burst", self.burst] if self.burst else []) + list(args)
+            (["--burst", self.burst] if self.burst else []) + (["--shaper", self.shaper] if self.shaper else []) + \
+            list(args)
         p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout)
         if p.returncode != 0:
             raise RuntimeError(f"{' '.join(argv)}: exit {p.returncode}: {p.stdout.strip()}")
@@ -58,4 +59,6 @@ class Cluster:
             selection + argv
 
     def describe(self):
-        return {"hosts": self.hosts, "rate": self.rate or "unlimited", "tbf": f"burst {self.burst or '512kb'} latency 20ms"}
+        shaper = self.shaper or "tbf"
+        burst = self.burst or ("512kb" if shaper == "tbf" else "16k")
+        return {"hosts": self.hosts, "rate": self.rate or "unlimited", "shaper": f"{shaper} burst {burst} latency 20ms"}

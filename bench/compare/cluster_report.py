@@ -88,7 +88,7 @@ def section(results, link_rates, setup, machine, versions, commands, failures):
     out = [HEADING, "", INTRO,
            f"- date: {machine['date']}; `nproc` = {machine['nproc']}; CPU: {machine['cpu']}",
            *[f"- {k}: {v}" for k, v in versions.items()],
-           f"- cluster: {hosts} hosts, each link limited to {setup['rate']} ({setup['tbf']}) at both ends",
+           f"- cluster: {hosts} hosts, each link limited to {setup['rate']} ({setup.get('shaper') or 'tbf ' + setup['tbf']}) at both ends",
            f"- DeepComm's environment: {setup.get('deepcomm_env') or 'default'}",
            "- built in Release: `cmake -S . -B build-bench -G Ninja -DCMAKE_BUILD_TYPE=Release -DDEEPCOMM_BUILD_TESTS=OFF -DDEEPCOMM_BUILD_EXAMPLES=OFF && "
            "cmake --build build-bench --target deepcomm-run all_reduce_perf ompi_collectives_perf` (add the "

@@ -25,6 +25,21 @@ for i in 0 1; do
     fail "no tbf on the switch's port h$i"
 done
 
+# htb instead of tbf: a class with the rate and a byte-bounded fifo (rate x latency) at both ends.
+dc down || fail "down failed"
+dc --subnet 10.211.7.0/24 --shaper htb --rate 500mbit --latency 10ms up 2 || fail "up with htb failed"
+[ "$(dc list | awk '{print $3, $4}' | sort -u)" = "rate 500Mbit" ] || fail "htb list: $(dc list)"
+for at in "$prefix-h1 eth0" "$prefix-sw h1"; do
+  set -- $at
+  ip netns exec "$1" tc class show dev "$2" | grep -q 'htb 1:1 .*rate 500Mbit' || fail "no htb class on $at"
+  ip netns exec "$1" tc qdisc show dev "$2" | grep -q 'bfifo .*limit 625000b' || fail "no 625000-byte fifo on $at"
+done
+dc down || fail "down failed"
+dc --subnet 10.211.7.0/24 --shaper htb --rate 1.5gbit up 2 2>/dev/null
+[ $? -eq 1 ] || fail "htb accepted a rate it cannot size a queue for"
+[ -z "$(ip netns list | grep "^$prefix-")" ] || fail "the refused htb up left $(ip netns list | grep "^$prefix-")"
+dc --subnet 10.211.7.0/24 --rate 1gbit up 2 || fail "second up failed"
+
 dc up 2 2>/dev/null && fail "a second up of the same cluster succeeded"
 [ "$(dc hosts)" = "$prefix-h0,$prefix-h1" ] || fail "the refused up changed the cluster"
 dc exec 5 true 2>/dev/null && fail "exec on a host that does not exist succeeded"
@@ -49,7 +64,7 @@ dc --rate banana up 2 2>/dev/null
 [ $? -eq 1 ] || fail "up with a bad rate did not exit 1"
 [ -z "$(ip netns list | grep "^$prefix-")" ] || fail "a failed up left $(ip netns list | grep "^$prefix-")"
 
-for bad in "up 0" "up x" "--subnet 10.1.2.3/24 up 2" "--subnet 300.1.1.0/24 up 2" "--prefix a.b up 2" "frobnicate"; do
+for bad in "up 0" "up x" "--shaper fq up 2" "--subnet 10.1.2.3/24 up 2" "--subnet 300.1.1.0/24 up 2" "--prefix a.b up 2" "frobnicate"; do
   # shellcheck disable=SC2086
   dc $bad 2>/dev/null
   [ $? -eq 2 ] || fail "'dc-cluster $bad' did not exit 2"
