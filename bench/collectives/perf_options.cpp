@@ -38,7 +38,8 @@ void usage(const char* prog) {
           "  [-n,--iters <iteration count>] [-w,--warmup_iters <warmup iteration count>]\n"
           "  [-c,--check <0/1>] [-d,--datatype <nccltype/all>] [-o,--op <sum/prod/min/max/avg/all>]\n"
           "  [-r,--root <root/-1 for all>] [-z,--blocking <0/1>] [-a,--average <0/1/2/3>]\n"
-          "  [-G,--cudagraph <num graph launches>] [-J,--output_file <json file>] [-h,--help]\n",
+          "  [-G,--cudagraph <num graph launches>] [-R,--local_register <0/1>]\n"
+          "  [-J,--output_file <json file>] [-h,--help]\n",
           prog);
 }
 
@@ -56,9 +57,10 @@ bool parse_options(int argc, char** argv, Options* o) {
       {"op", required_argument, nullptr, 'o'},       {"root", required_argument, nullptr, 'r'},
       {"blocking", required_argument, nullptr, 'z'}, {"average", required_argument, nullptr, 'a'},
       {"cudagraph", required_argument, nullptr, 'G'}, {"output_file", required_argument, nullptr, 'J'},
+      {"local_register", required_argument, nullptr, 'R'},
       {"help", no_argument, nullptr, 'h'},           {nullptr, 0, nullptr, 0}};
   int c;
-  while ((c = getopt_long(argc, argv, "b:e:i:f:n:w:c:d:o:r:z:a:G:J:t:g:m:p:h", long_options, nullptr)) != -1) {
+  while ((c = getopt_long(argc, argv, "b:e:i:f:n:w:c:d:o:r:z:a:G:J:R:t:g:m:p:h", long_options, nullptr)) != -1) {
     switch (c) {
       case 'b': if (!parse_size(optarg, &o->min_bytes)) goto bad; break;
       case 'e': if (!parse_size(optarg, &o->max_bytes)) goto bad; break;
@@ -86,6 +88,8 @@ bool parse_options(int argc, char** argv, Options* o) {
       case 'a': o->average = std::atoi(optarg); if (o->average < 0 || o->average > 3) goto bad; break;
       case 'G': o->graph_iters = std::atoi(optarg); break;
       case 'J': o->json_path = optarg; break;
+      // nccl-tests' 2 (symmetric window registration) has no host-memory counterpart.
+      case 'R': o->local_register = std::atoi(optarg); if (o->local_register != 0 && o->local_register != 1) goto bad; break;
       case 't': case 'g': case 'm': case 'p': break;  // threads/GPUs per process: one rank per process here
       case 'h': usage(argv[0]); return false;
       default: goto bad;

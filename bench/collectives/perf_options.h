@@ -24,6 +24,7 @@ struct Options {
   int blocking = 1;                      // -z (host calls always complete on return)
   int average = 1;                       // -a 0 rank 0, 1 average, 2 min, 3 max
   int graph_iters = 0;                   // -G (no CUDA graphs on host memory; printed as given)
+  int local_register = 0;                // -R 1: buffers registered with dcCommRegister
   std::string json_path;                 // -J
 };
 

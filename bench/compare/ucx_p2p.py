@@ -8,7 +8,9 @@ Messages in flight are alike: sendrecv on 2 ranks keeps one message in flight in
 at once, one per direction, each with one outstanding send (ucp_am_bw -O 1): two flows of one
 message each. One pair alone (one flow) is measured too, for reference. Latency: the time of an 8 B
 sendrecv call against ucx_perftest's one-way latency (ucp_am_lat, half a round trip). DeepComm's own
-TCP transport runs in each round too: what a DeepComm call costs apart from the transport.
+TCP transport runs in each round too: what a DeepComm call costs apart from the transport; and
+DeepComm over UCX with registered buffers (sendrecv_perf -R 1: dcCommRegister), where UCX reads and
+writes the caller's memory directly instead of through the staging copies ordinary memory takes.
 
   /usr/bin/python3 bench/compare/ucx_p2p.py --build build-bench --tls tcp,sm --pairs 7
 """
@@ -47,12 +49,13 @@ def env_with(**extra):
     return env
 
 
-def deepcomm(a, transport, tls):
-    """{'bw_gbs': busbw at 1 MiB, 'lat_us': time of an 8 B call} from one sendrecv_perf run."""
+def deepcomm(a, transport, tls, register=False):
+    """{'bw_gbs': busbw at 1 MiB, 'lat_us': time of an 8 B call} from one sendrecv_perf run; register:
+    its buffers registered (-R 1), UCX's zero-copy path instead of the staging copies."""
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
         argv = [os.path.join(a.build, "tools", "launcher", "deepcomm-run"), "-n", "2",
                 os.path.join(a.build, "bench", "sendrecv_perf"), "-b", str(LAT_BYTES), "-e", str(BW_BYTES),
-                "-f", str(BW_BYTES // LAT_BYTES), "-n", str(a.iters), "-w", str(a.warmup), "-c", "1", "-J", out.name]
+                "-f", str(BW_BYTES // LAT_BYTES), "-n", str(a.iters), "-w", str(a.warmup), "-c", "1", "-R", "1" if register else "0", "-J", out.name]
         subprocess.run(argv, env=env_with(DEEPCOMM_TRANSPORT=transport, UCX_TLS=tls), check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=300)
         rows = {r["size"]: r["out_of_place"] for r in json.load(open(out.name))["results"]}
@@ -107,11 +110,13 @@ def main():
         for rnd in range(a.pairs):
             port = a.port + 10 * (rnd % 5)
             dc = deepcomm(a, "ucx-all", tls)
+            dc_reg = deepcomm(a, "ucx-all", tls, register=True)
             dc_tcp = deepcomm(a, "tcp", tls)
             two = perftest(a, tls, "ucp_am_bw", BW_BYTES, 2, port)[1]
             one = perftest(a, tls, "ucp_am_bw", BW_BYTES, 1, port + 5)[1]
             lat = perftest(a, tls, "ucp_am_lat", LAT_BYTES, 1, port + 7)[0]
-            rounds.append({"dc_bw": dc["bw_gbs"], "dc_lat": dc["lat_us"], "pt_bw_two": two, "pt_bw_one": one,
+            rounds.append({"dc_bw": dc["bw_gbs"], "dc_lat": dc["lat_us"], "dc_reg_bw": dc_reg["bw_gbs"],
+                           "pt_bw_two": two, "pt_bw_one": one,
                            "pt_lat": lat, "tcp_bw": dc_tcp["bw_gbs"], "tcp_lat": dc_tcp["lat_us"]})
             print(f"UCX_TLS={tls} round {rnd + 1}: {rounds[-1]}", file=sys.stderr, flush=True)
         runs[tls] = rounds
@@ -120,14 +125,16 @@ def main():
             json.dump(runs, f)
     print("| UCX_TLS | DeepComm 1 MiB (GB/s) | ucx_perftest, 2 flows (GB/s per flow) | ratio | "
           "ucx_perftest, 1 flow | ratio | DeepComm 8 B (us) | ucx_perftest 8 B one-way (us) | latency ratio | "
+          "DeepComm 1 MiB, registered buffers (GB/s) | its ratio (2 flows) | "
           "DeepComm TCP transport 1 MiB (GB/s) | 8 B (us) |")
-    print("|" + " --- |" * 11)
+    print("|" + " --- |" * 13)
     for tls, rounds in runs.items():
         med = lambda k: statistics.median(r[k] for r in rounds)  # noqa: E731
         ratio = lambda x, y: statistics.median(r[x] / r[y] for r in rounds)  # noqa: E731
         print(f"| {tls} | {med('dc_bw'):.3g} | {med('pt_bw_two'):.3g} | {ratio('dc_bw', 'pt_bw_two'):.2f} | "
               f"{med('pt_bw_one'):.3g} | {ratio('dc_bw', 'pt_bw_one'):.2f} | {med('dc_lat'):.3g} | "
-              f"{med('pt_lat'):.3g} | {ratio('dc_lat', 'pt_lat'):.2f} | {med('tcp_bw'):.3g} | {med('tcp_lat'):.3g} |")
+              f"{med('pt_lat'):.3g} | {ratio('dc_lat', 'pt_lat'):.2f} | {med('dc_reg_bw'):.3g} | "
+              f"{ratio('dc_reg_bw', 'pt_bw_two'):.2f} | {med('tcp_bw'):.3g} | {med('tcp_lat'):.3g} |")
 
 
 if __name__ == "__main__":

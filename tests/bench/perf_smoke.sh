@@ -1,10 +1,12 @@
 #!/bin/sh
 # Runs one nccl-tests-compatible benchmark at tiny sizes under the launcher and checks that it
 # exits 0 and prints nccl-tests' table: the column header, at least one row, and the footer with
-# zero wrong values.  usage: perf_smoke.sh LAUNCHER NRANKS PROGRAM
+# zero wrong values.  usage: perf_smoke.sh LAUNCHER NRANKS PROGRAM [FLAG...]: the flags go to the
+# program after the defaults (a later -e replaces the default one).
 set -u
 launcher=$1 nranks=$2 program=$3
-out=$("$launcher" -n "$nranks" "$program" -b 8 -e 4K -f 8 -n 2 -w 1 -c 1 2>&1)
+shift 3
+out=$("$launcher" -n "$nranks" "$program" -b 8 -e 4K -f 8 -n 2 -w 1 -c 1 "$@" 2>&1)
 status=$?
 printf '%s\n' "$out"
 fail() { echo "perf_smoke: $1" >&2; exit 1; }
