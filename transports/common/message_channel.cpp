@@ -16,9 +16,14 @@ namespace {
 // What one eager message costs the sender's window: its payload plus the receiver's bookkeeping.
 size_t eager_cost(size_t len) { return len + sizeof(FrameHeader); }
 
-// One async_write carries at most this many queued frames / payload bytes.
+// One async_write carries at most this many queued frames / payload bytes. The byte bound is one
+// Data frame's: an answer queued while a batch is written waits for at most that much payload.
 constexpr size_t kMaxBatchFrames = 64;
-constexpr size_t kMaxBatchBytes = 16 * 1024 * 1024;
+constexpr size_t kMaxBatchBytes = MessageChannel::kDataFrameBytes;
+
+// Answers to the peer's messages (clear-to-send, returned credit) carry no message of their own,
+// so they overtake queued payload: the peer's transfers then never wait behind this side's.
+bool is_answer(const FrameHeader& h) { return h.type == FrameType::Cts || h.type == FrameType::Credit; }
 
 }  // namespace
 
@@ -395,13 +400,32 @@ void MessageChannel::answer_cts(const RecvPtr& op, const FrameHeader& rts) {
   enqueue(h, nullptr, 0);
 }
 
+// The payload goes as Data frames of at most kDataFrameBytes, so an answer queued behind it waits
+// for one frame, not the whole message. The send ends when every frame has reported (written,
+// failed or dropped by cancel), with the first failure: a cancel that drops the queued frames while
+// an earlier one is being written ends the send only once that write let go of the buffer.
 void MessageChannel::clear_to_send(const SendPtr& op, const FrameHeader& cts) {
+  struct Frames {
+    size_t pending = 0;
+    Status status = Status::success();
+  };
+  auto frames = std::make_shared<Frames>();
+  frames->pending = std::max<size_t>(1, (op->len + kDataFrameBytes - 1) / kDataFrameBytes);
   FrameHeader h;
   h.type = FrameType::Data;
   h.tag = op->tag;
   h.id = cts.aux;
-  h.length = op->len;
-  enqueue(h, op->buf, op->len, [this, op](const Status& s) { finish_send(op, s); });
+  const char* payload = static_cast<const char*>(op->buf);
+  size_t offset = 0;
+  do {
+    h.offset = offset;
+    h.length = std::min(kDataFrameBytes, op->len - offset);
+    offset += h.length;
+    enqueue(h, payload + h.offset, h.length, [this, op, frames](const Status& s) {
+      if (!s.ok() && frames->status.ok()) frames->status = s;
+      if (--frames->pending == 0) finish_send(op, frames->status);
+    });
+  } while (offset < op->len);
 }
 
 void MessageChannel::enqueue(const FrameHeader& header, const void* payload, size_t len,
@@ -410,7 +434,13 @@ void MessageChannel::enqueue(const FrameHeader& header, const void* payload, siz
     if (written) written(close_status_);
     return;
   }
-  write_queue_.push_back(Outgoing{header, payload, len, std::move(written), std::move(fd)});
+  Outgoing frame{header, payload, len, std::move(written), std::move(fd)};
+  if (is_answer(header)) {  // after the answers already waiting, before everything else
+    auto at = std::find_if(write_queue_.begin(), write_queue_.end(), [](const Outgoing& o) { return !is_answer(o.header); });
+    write_queue_.insert(at, std::move(frame));
+  } else {
+    write_queue_.push_back(std::move(frame));
+  }
   flush_writes();
 }
 

@@ -2,7 +2,9 @@
 // fuzzer's buffer). Sends of up to kEagerMax bytes go inline while the sender holds eager credit (at
 // most kEagerWindow unacknowledged bytes per connection, so the receiver buffers a bounded amount of
 // unexpected data); everything else goes by rendezvous: RTS -> (receive posted) CTS -> payload
-// straight into the receiver's buffer. The rendezvous payload step is virtual so the shared-memory
+// straight into the receiver's buffer, in Data frames of at most kDataFrameBytes. Answers (CTS,
+// returned credit) overtake queued payload, so a transfer in one direction never waits behind the
+// other direction's megabytes. The rendezvous payload step is virtual so the shared-memory
 // transport can replace it. Runs entirely on one io_context thread; completions are always posted,
 // never called inside send()/recv().
 //
@@ -38,6 +40,8 @@ class MessageChannel : public std::enable_shared_from_this<MessageChannel> {
   // Pieces of a message handed to a PieceSink: small enough to stay in cache while the sink reads.
   static constexpr size_t kPieceBytes = 128 * 1024;
   static constexpr size_t kEagerWindow = 4 * 1024 * 1024;
+  // A rendezvous payload goes in Data frames of at most this many bytes.
+  static constexpr size_t kDataFrameBytes = 256 * 1024;
   // Rendezvous announcements a peer may have waiting for a matching receive here.
   static constexpr size_t kMaxUnexpectedRts = 65536;
 
