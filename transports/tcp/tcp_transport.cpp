@@ -1,5 +1,5 @@
-// TCP transport: the framed message channel over TCP sockets. Rendezvous payloads are written as one
-// Data frame that the receiver reads straight into the posted buffer. Its address is
+// TCP transport: the framed message channel over TCP sockets. Rendezvous payloads are written as
+// Data frames that the receiver reads straight into the posted buffer. Its address is
 // "a.b.c.d:port/token" (or "[v6]:port/token"): the interface chosen by NCCL_SOCKET_IFNAME's rules
 // (src/base/net_interface.h), bound at once but listened on only when a peer must dial in, so a
 // communicator whose peers all share memory opens no TCP listener.
