@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include <boost/asio/error.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <gtest/gtest.h>
@@ -38,7 +39,14 @@ class HeldStream : public FrameStream {
     }
     held_.push_back(std::move(done));
   }
-  void close() override {}
+  // Ends the pending read and the held writes as aborted: their handlers hold the channel.
+  void close() override {
+    const auto aborted = boost::asio::error::operation_aborted;
+    if (pending_read_.done) boost::asio::post(io_, [done = std::move(pending_read_.done), aborted] { done(aborted); });
+    pending_read_ = {};
+    for (auto& done : held_) boost::asio::post(io_, [done = std::move(done), aborted] { done(aborted); });
+    held_.clear();
+  }
 
   void feed(const FrameHeader& h) {
     incoming_.append(reinterpret_cast<const char*>(&h), sizeof h);
@@ -83,9 +91,7 @@ struct ChannelFixture : ::testing::Test {
   }
   void TearDown() override {
     channel->close(Status::failure(dcInternalError, "test over"));
-    while (stream->release()) {
-    }
-    io.poll();
+    settle();
   }
   void settle() {
     io.restart();
