@@ -1,0 +1,122 @@
+#!/usr/bin/python3
+"""bench/cluster/plan_choice.py --report: the section it prints from a saved run, checked cell by
+cell against values worked out by hand (medians, the slow-link bound, auto over the best fixed
+algorithm, the plan auto takes and that plan's own run over the best, the model's error), with a
+stand-in deepcomm-sim that prints fixed predictions; and, without deepcomm-sim, the table without
+the columns that need it.  usage: plan_choice_report_test.py REPO"""
+import json
+import os
+import stat
+import subprocess
+import sys
+import tempfile
+
+REPO = sys.argv[1]
+PLAN_CHOICE = os.path.join(REPO, "bench", "cluster", "plan_choice.py")
+MIB = 1 << 20
+
+# 2 hosts x 2 ranks; three rounds of each contender at 1 MiB and 64 MiB (us).
+SAVED = {
+    "args": {"layouts": ["2,2"], "rate": "1gbit", "burst": None, "shaper": None, "algos": "auto,ring,tree",
+             "no_ompi": False, "topo_file": None, "latency_us": 60.0, "pairs": 3, "b": "1M", "e": "64M",
+             "f": "64", "n": "5", "w": "1", "timeout": 600, "save": None, "report": None},
+    "results": [{
+        "layout": [2, 2], "rates": [1.0, 0.9, 1.1], "failures": [],
+        "topology_file": {"bandwidth_gbps": 1.0, "latency_us": 60.0},
+        "runs": {
+            "auto": [{str(MIB): 9000, str(64 * MIB): 600000}, {str(MIB): 11000, str(64 * MIB): 700000},
+                     {str(MIB): 10000, str(64 * MIB): 650000}],
+            "ring": [{str(MIB): 12000, str(64 * MIB): 900000}, {str(MIB): 12000, str(64 * MIB): 1000000},
+                     {str(MIB): 14000, str(64 * MIB): 950000}],
+            "tree": [{str(MIB): 8000, str(64 * MIB): 640000}, {str(MIB): 7000, str(64 * MIB): 600000},
+                     {str(MIB): 9000, str(64 * MIB): 620000}],
+            "ompi": [{str(MIB): 20000, str(64 * MIB): 2000000}] * 3,
+        }}],
+}
+
+# What the stand-in deepcomm-sim predicts: the selector takes the ring at 1 MiB and the tree at 64 MiB.
+SIM_ROWS = [
+    {"collective": "AllReduce", "algorithm": "ring", "bytes": MIB, "predicted_seconds": 0.015, "chosen": True},
+    {"collective": "AllReduce", "algorithm": "tree", "bytes": MIB, "predicted_seconds": 0.016, "chosen": False},
+    {"collective": "AllReduce", "algorithm": "ring", "bytes": 64 * MIB, "predicted_seconds": 0.95, "chosen": False},
+    {"collective": "AllReduce", "algorithm": "tree", "bytes": 64 * MIB, "predicted_seconds": 0.31, "chosen": True},
+    {"collective": "AllGather", "algorithm": "ring", "bytes": MIB, "predicted_seconds": 9.0, "chosen": True},
+]
+
+
+def report(build):
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump(SAVED, f)
+    try:
+        p = subprocess.run([sys.executable, PLAN_CHOICE, "--report", f.name, "--build", build],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
+    finally:
+        os.remove(f.name)
+    if p.returncode != 0:
+        sys.exit(f"plan_choice.py --report failed ({p.returncode}): {p.stderr}")
+    return p.stdout
+
+
+def tables(text):
+    """Each markdown table as a list of {header: cell} rows."""
+    out, current, head = [], None, None
+    for line in text.splitlines():
+        if not line.startswith("|"):
+            current = head = None
+            continue
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if head is None:
+            head, current = cells, []
+            out.append(current)
+        elif not cells[0].startswith("---"):
+            current.append(dict(zip(head, cells)))
+    return out
+
+
+def expect(row, column, value):
+    if row.get(column) != value:
+        sys.exit(f"{row.get('size')}: {column!r} is {row.get(column)!r}, expected {value!r}")
+
+
+def main():
+    with tempfile.TemporaryDirectory() as build:
+        # Without deepcomm-sim: the measured table alone.
+        text = report(build)
+        if "link 1.000 Gbit/s median" not in text:
+            sys.exit("the heading does not give the median link rate")
+        [measured] = tables(text)
+        if "auto takes" in measured[0]:
+            sys.exit("'auto takes' printed without deepcomm-sim")
+        one, big = measured
+        # Bound: 2(h-1)/h * S / rate = 1 MiB * 8 / 1 Gbit/s = 8.39 ms; 64 MiB: 537 ms.
+        for row, bound, auto, ring, tree, best, ratio, times in (
+                (one, "8.39", "10", "12", "8", "tree", "1.25", "1.19"),
+                (big, "537", "650", "950", "620", "tree", "1.05", "1.21")):
+            expect(row, "bound (ms)", bound)
+            expect(row, "auto (ms)", auto)
+            expect(row, "ring (ms)", ring)
+            expect(row, "tree (ms)", tree)
+            expect(row, "best fixed", best)
+            expect(row, "auto / best fixed", ratio)
+            expect(row, "auto × bound", times)
+
+        # With a deepcomm-sim that prints fixed predictions.
+        sim = os.path.join(build, "tools", "sim", "deepcomm-sim")
+        os.makedirs(os.path.dirname(sim))
+        with open(sim, "w") as f:
+            f.write("#!/bin/sh\ncat <<'EOF'\n" + json.dumps({"rows": SIM_ROWS}) + "\nEOF\n")
+        os.chmod(sim, os.stat(sim).st_mode | stat.S_IXUSR)
+        measured, model = tables(report(build))
+        one, big = measured
+        expect(one, "auto takes", "ring")
+        expect(one, "its fixed run / best fixed", "1.50")  # ring 12 ms over tree 8 ms
+        expect(big, "auto takes", "tree")
+        expect(big, "its fixed run / best fixed", "1.00")
+        one, big = model
+        expect(one, "ring: predicted / measured (ms), error", "15 / 12, +25%")
+        expect(big, "tree: predicted / measured (ms), error", "310 / 620, -50%")
+    print("PASS")
+
+
+if __name__ == "__main__":
+    main()
