@@ -147,16 +147,17 @@ TEST_F(ChannelFixture, PayloadGoesInDataFramesAndAnswersOvertakeIt) {
   settle();
   while (stream->release()) settle();
 
+  auto data = [](uint64_t offset, uint64_t length) {
+    return "Data@" + std::to_string(offset) + "+" + std::to_string(length);
+  };
   std::vector<std::string> order;
   for (const FrameHeader& h : stream->written) {
-    order.push_back(h.type == FrameType::Data ? "Data@" + std::to_string(h.offset) + "+" + std::to_string(h.length)
-                    : h.type == FrameType::Cts ? "Cts" : h.type == FrameType::Rts ? "Rts" : "other");
+    if (h.type == FrameType::Data) order.push_back(data(h.offset, h.length));
+    else order.push_back(h.type == FrameType::Cts ? "Cts" : h.type == FrameType::Rts ? "Rts" : "other");
   }
-  const std::string frame = std::to_string(MessageChannel::kDataFrameBytes);
-  const std::vector<std::string> expected = {"Rts", "Data@0+" + frame, "Cts",
-                                             "Data@" + frame + "+" + frame,
-                                             "Data@" + std::to_string(2 * MessageChannel::kDataFrameBytes) + "+" + frame,
-                                             "Data@" + std::to_string(3 * MessageChannel::kDataFrameBytes) + "+" + frame};
+  const uint64_t frame = MessageChannel::kDataFrameBytes;
+  const std::vector<std::string> expected = {"Rts", data(0, frame), "Cts", data(frame, frame), data(2 * frame, frame),
+                                             data(3 * frame, frame)};
   EXPECT_EQ(order, expected);
   for (const FrameHeader& h : stream->written)
     if (h.type == FrameType::Data) EXPECT_EQ(h.id, 77u);
