@@ -116,6 +116,7 @@ std::shared_ptr<const ClusterView> ClusterView::subset(const std::vector<int>& m
   child->shared_memory_ = shared_memory_;
   child->intra_host_ = intra_host_;
   child->network_ = network_;
+  child->tuning_ = tuning_;
   child->memory_bandwidth_ = memory_bandwidth_;
   child->rank_memory_bandwidth_ = rank_memory_bandwidth_;
   child->finish();
@@ -197,6 +198,9 @@ std::string ClusterView::serialize() const {
     out << "ranks=";
     for (int r : h.ranks) out << r << ',';
   }
+  for (const topo::TuningRule& t : tuning_)
+    out << ";tune=" << t.collective << ',' << t.algorithm << ',' << t.min_bytes << ',' << t.max_bytes << ',' << t.hosts
+        << ',' << t.ranks;
   return out.str();
 }
 
@@ -228,6 +232,7 @@ std::string ClusterView::describe() const {
     out << (t ? ", then " : " ") << tier_text(network_[t]);
   out << "; memory " << memory_bandwidth_ / 1e9 << " GB/s per host, " << rank_memory_bandwidth_ / 1e9
       << " GB/s per rank";
+  if (!tuning_.empty()) out << "; " << tuning_.size() << " tuning rule(s)";
   return out.str();
 }
 

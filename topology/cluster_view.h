@@ -130,6 +130,9 @@ class ClusterView {
   // between two hosts, and each slow link between groups, as few times as possible.
   std::vector<int> topology_order(const std::vector<int>& members) const;
 
+  // The topology file's measured algorithm choices (the selector reads them: src/plan/tuning.h).
+  const std::vector<topo::TuningRule>& tuning() const { return tuning_; }
+
   double memory_bandwidth() const { return memory_bandwidth_; }
   // What one rank's thread moves through memory per second (copies, sums).
   double rank_memory_bandwidth() const { return rank_memory_bandwidth_; }
@@ -162,6 +165,7 @@ class ClusterView {
   bool shared_memory_ = true;
   LinkTier intra_host_;
   std::vector<LinkTier> network_;
+  std::vector<topo::TuningRule> tuning_;
   double memory_bandwidth_ = 0;
   double rank_memory_bandwidth_ = 0;
   uint64_t hash_ = 0;

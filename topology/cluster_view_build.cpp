@@ -60,6 +60,7 @@ std::shared_ptr<const ClusterView> ClusterView::build(const ClusterInputs& in) {
   const std::vector<topo::Tier> no_tiers;
   const std::vector<topo::Tier>& tiers = file ? file->tiers : no_tiers;
   for (const topo::Tier& tier : tiers) view->network_.push_back(link_tier_of(tier));
+  if (file) view->tuning_ = file->tuning;
   // Hosts no tier joins talk over the default network.
   if (tiers.empty() || !tiers.back().groups.empty()) view->network_.push_back(default_network_tier());
   for (Host& host : view->hosts_) host.tier_group.assign(view->network_.size(), 0);

@@ -42,6 +42,7 @@ TopologyFile topology_file_of(const ClusterView& view) {
     entry.node = view.node(h);
     file.hosts.push_back(std::move(entry));
   }
+  file.tuning = view.tuning();
   return file;
 }
 

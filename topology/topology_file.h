@@ -1,7 +1,8 @@
 // The topology file (JSON, schema in docs/topology-file.md): what detection cannot find out.
 // Network tiers (bandwidth, latency, optional calibrated α/β) with the groups of hosts each joins,
-// and per-host entries in the node summary's terms (NIC rails, link speed, or a whole node for a
-// simulated cluster). The same format holds what detection found (write_topology_file).
+// per-host entries in the node summary's terms (NIC rails, link speed, or a whole node for a
+// simulated cluster), and measured algorithm choices (tuning rules). The same format holds what
+// detection found (write_topology_file).
 #pragma once
 
 #include <cstdint>
@@ -20,6 +21,8 @@ constexpr size_t kMaxTopologyFileBytes = 16 << 20;
 constexpr double kMaxBandwidthGbps = 1e6;
 constexpr double kMaxMicroseconds = 1e7;
 constexpr size_t kMaxTiers = 16;  // network tiers (the cost model keys loads by tier in 5 bits)
+constexpr size_t kMaxTuningRules = 4096;
+constexpr uint64_t kMaxTuningBytes = uint64_t{1} << 50;
 
 // A host named by host name, or a range of host indices (one index: count 1). Host indices are
 // the cluster view's numbering of hosts.
@@ -67,10 +70,25 @@ struct HostEntry {
   std::vector<int> nic_lines;  // line of each node.nics entry
 };
 
+// A measured choice (written by deepcomm-tune): a call of `collective` moving min_bytes to
+// max_bytes (count x element size, both inclusive) on a communicator of `hosts` hosts and `ranks`
+// ranks (0: any) takes `algorithm` instead of the cost model's cheapest. The names are
+// DEEPCOMM_ALGO's; the planner checks them (src/plan/tuning.h), the parser only their form.
+struct TuningRule {
+  std::string collective;
+  std::string algorithm;
+  uint64_t min_bytes = 0;
+  uint64_t max_bytes = 0;
+  int hosts = 0;
+  int ranks = 0;
+  int line = 0;
+};
+
 struct TopologyFile {
   std::string source;  // the path, or what the caller named the text
   std::vector<Tier> tiers;
   std::vector<HostEntry> hosts;
+  std::vector<TuningRule> tuning;  // the first rule that matches a call decides
 };
 
 // Every parse function throws dc::Error (dcInvalidArgument) naming the source, the line and the

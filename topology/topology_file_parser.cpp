@@ -1,5 +1,6 @@
 // parse_topology_file: JSON text to TopologyFile, checking every field against the schema in
 // docs/topology-file.md. Each error names the file, the line of the value and its path.
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -128,7 +129,7 @@ class Parser {
   explicit Parser(const std::string& source) : schema_(source) { file_.source = source; }
 
   TopologyFile parse(const JsonValue& root) {
-    schema_.object(root, "", {"version", "tiers", "hosts"}, {"version"});
+    schema_.object(root, "", {"version", "tiers", "hosts", "tuning"}, {"version"});
     const JsonValue& version = *root.find("version");
     if (version.kind != Kind::Number || version.text != "1") {
       schema_.fail_at(version, "version", "expected 1 (the only version), got " +
@@ -136,10 +137,36 @@ class Parser {
     }
     if (const JsonValue* tiers = root.find("tiers")) parse_tiers(*tiers);
     if (const JsonValue* hosts = root.find("hosts")) parse_hosts(*hosts);
+    if (const JsonValue* tuning = root.find("tuning")) parse_tuning(*tuning);
     return std::move(file_);
   }
 
  private:
+  void parse_tuning(const JsonValue& rules) {
+    schema_.array(rules, "tuning", true);
+    if (rules.items.size() > kMaxTuningRules)
+      schema_.fail_at(rules, "tuning", "more than " + std::to_string(kMaxTuningRules) + " rules");
+    for (size_t r = 0; r < rules.items.size(); ++r) {
+      const JsonValue& v = rules.items[r];
+      const std::string path = item("tuning", r);
+      schema_.object(v, path, {"collective", "algorithm", "min_bytes", "max_bytes", "hosts", "ranks"},
+                     {"collective", "algorithm", "min_bytes", "max_bytes"});
+      TuningRule rule;
+      rule.line = v.line;
+      rule.collective = schema_.name(*v.find("collective"), path + ".collective", kMaxDeviceNameBytes);
+      rule.algorithm = schema_.name(*v.find("algorithm"), path + ".algorithm", kMaxDeviceNameBytes);
+      const auto max_bytes = static_cast<int64_t>(kMaxTuningBytes);
+      rule.min_bytes = static_cast<uint64_t>(schema_.integer(*v.find("min_bytes"), path + ".min_bytes", 0, max_bytes));
+      rule.max_bytes = static_cast<uint64_t>(
+          schema_.integer(*v.find("max_bytes"), path + ".max_bytes", static_cast<int64_t>(rule.min_bytes), max_bytes));
+      if (const JsonValue* f = v.find("hosts")) rule.hosts = static_cast<int>(schema_.integer(*f, path + ".hosts", 1, kMaxHosts));
+      if (const JsonValue* f = v.find("ranks")) {
+        rule.ranks = static_cast<int>(schema_.integer(*f, path + ".ranks", std::max(rule.hosts, 1), kMaxHosts * 64));
+      }
+      file_.tuning.push_back(std::move(rule));
+    }
+  }
+
   void parse_tiers(const JsonValue& tiers) {
     schema_.array(tiers, "tiers", true);
     if (tiers.items.size() > kMaxTiers)

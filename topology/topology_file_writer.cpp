@@ -111,6 +111,13 @@ std::string host_text(const HostEntry& entry) {
   return out + "\n    }";
 }
 
+std::string tuning_line(const TuningRule& rule) {
+  Line line;
+  line.name("collective", rule.collective).name("algorithm", rule.algorithm);
+  line.add("min_bytes", std::to_string(rule.min_bytes)).add("max_bytes", std::to_string(rule.max_bytes));
+  return line.count("hosts", rule.hosts, 0).count("ranks", rule.ranks, 0).str();
+}
+
 std::string list(const std::vector<std::string>& items) {
   std::string out = "[\n";
   for (size_t i = 0; i < items.size(); ++i) out += items[i] + (i + 1 < items.size() ? ",\n" : "\n");
@@ -130,6 +137,11 @@ std::string write_topology_file(const TopologyFile& file) {
     std::vector<std::string> hosts;
     for (const HostEntry& entry : file.hosts) hosts.push_back(host_text(entry));
     out += ",\n  \"hosts\": " + list(hosts);
+  }
+  if (!file.tuning.empty()) {
+    std::vector<std::string> rules;
+    for (const TuningRule& rule : file.tuning) rules.push_back(tuning_line(rule));
+    out += ",\n  \"tuning\": " + block(rules, "  ");
   }
   return out + "\n}\n";
 }

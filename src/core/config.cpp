@@ -12,6 +12,7 @@
 
 #include "src/base/error.h"
 #include "src/base/log.h"
+#include "src/plan/tuning.h"
 
 namespace dc {
 
@@ -84,8 +85,10 @@ Config Config::from_environment() {
     c.timeout_ms = static_cast<int>(parse_unsigned("DEEPCOMM_TIMEOUT", v, 1, 2000000) * 1000);
   if (const char* v = env("DEEPCOMM_CONNECT_TIMEOUT"))
     c.connect_timeout_ms = static_cast<int>(parse_unsigned("DEEPCOMM_CONNECT_TIMEOUT", v, 1, 2000000) * 1000);
-  if (auto file = topo::load_topology_file_from_env())
+  if (auto file = topo::load_topology_file_from_env()) {
+    check_tuning_rules(*file);
     c.topology_file = std::make_shared<const topo::TopologyFile>(std::move(*file));
+  }
   if (const char* v = env("DEEPCOMM_TOPO_DUMP_FILE")) c.topology_dump_path = v;
   if (const char* v = env("DEEPCOMM_BOOTSTRAP_TIMEOUT"))
     c.bootstrap_timeout_ms = static_cast<int>(parse_unsigned("DEEPCOMM_BOOTSTRAP_TIMEOUT", v, 1, 2000000000));

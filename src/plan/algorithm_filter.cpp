@@ -33,14 +33,6 @@ std::vector<std::string> split(const std::string& text, char separator) {
   }
 }
 
-int collective_of(const std::string& name) {
-  static const std::map<std::string, dcCollective_t> names = {
-      {"allreduce", dcCollAllReduce},   {"allgather", dcCollAllGather}, {"reducescatter", dcCollReduceScatter},
-      {"broadcast", dcCollBroadcast},   {"reduce", dcCollReduce},       {"alltoall", dcCollAlltoAll},
-      {"gather", dcCollGather},         {"scatter", dcCollScatter}};
-  auto it = names.find(name);
-  return it == names.end() ? -2 : it->second;
-}
 
 // The DeepComm algorithms one NCCL name stands for; nothing for a name DeepComm has no match of.
 std::optional<std::vector<std::string>> nccl_meaning(const std::string& name) {
@@ -68,8 +60,8 @@ std::vector<std::pair<int, std::pair<bool, std::set<std::string>>>> parse_entrie
     const size_t colon = entry.find(':');
     if (colon != std::string::npos) {
       const std::string coll = lower(trim(entry.substr(0, colon)));
-      collective = collective_of(coll);
-      if (collective == -2) {
+      collective = collective_by_name(coll);
+      if (collective < 0) {
         const std::string message = variable + ": unknown collective \"" + coll + "\" in \"" + text + "\"";
         if (!warnings) fail(dcInvalidArgument, "DeepComm: " + message);
         warnings->push_back(message + "; entry ignored");
@@ -100,6 +92,15 @@ std::vector<std::pair<int, std::pair<bool, std::set<std::string>>>> parse_entrie
 }
 
 }  // namespace
+
+int collective_by_name(const std::string& name) {
+  static const std::map<std::string, dcCollective_t> names = {
+      {"allreduce", dcCollAllReduce},   {"allgather", dcCollAllGather}, {"reducescatter", dcCollReduceScatter},
+      {"broadcast", dcCollBroadcast},   {"reduce", dcCollReduce},       {"alltoall", dcCollAlltoAll},
+      {"gather", dcCollGather},         {"scatter", dcCollScatter}};
+  auto it = names.find(name);
+  return it == names.end() ? -1 : it->second;
+}
 
 const std::vector<std::string>& algorithm_names() {
   static const std::vector<std::string> names = {"ring",     "direct",       "tree",          "dbtree",

@@ -42,6 +42,10 @@ class AlgorithmFilter {
   std::vector<Rule> rules_;
 };
 
+// The collective a "coll:" prefix names (allreduce, allgather, reducescatter, broadcast, reduce,
+// alltoall, gather, scatter; lower case), or -1.
+int collective_by_name(const std::string& name);
+
 // DeepComm's algorithm names, in the registry's order.
 const std::vector<std::string>& algorithm_names();
 

@@ -104,6 +104,7 @@ std::string plan_to_json(const Plan& plan) {
     out += ",\"compression\":" + quoted(plan.compression->to_string()) +
            ",\"length_slots\":" + std::to_string(plan.length_slots);
   out += ",\"predicted_seconds\":" + number(plan.predicted_seconds);
+  out += std::string(",\"tuned\":") + (plan.tuned ? "true" : "false");
   out += ",\"runner_up\":" + quoted(plan.runner_up);
   out += ",\"runner_up_seconds\":" + number(plan.runner_up_seconds);
   if (!plan.phases.empty()) {

@@ -104,6 +104,7 @@ Plan make_plan(const PlanRequest& asked) {
   const std::vector<PricedGenerator> candidates = price_candidates(request);
   plan.algorithm = candidates[0].generator->name;
   plan.predicted_seconds = candidates[0].seconds;
+  plan.tuned = candidates[0].tuned;
   if (candidates.size() > 1) {
     plan.runner_up = candidates[1].generator->name;
     plan.runner_up_seconds = candidates[1].seconds;

@@ -99,6 +99,7 @@ struct Plan {
   uint32_t length_slots = 0;                     // run-time message lengths the steps use
   // The selector's choice: the cost model's time for this plan, and the next cheapest candidate.
   double predicted_seconds = 0;
+  bool tuned = false;     // chosen by a tuning rule (src/plan/tuning.h), not as the cheapest
   std::string runner_up;  // "" when no other algorithm applied
   double runner_up_seconds = 0;
 

@@ -1,6 +1,9 @@
 #include "src/plan/select.h"
 
 #include <algorithm>
+#include <string>
+
+#include "src/plan/tuning.h"
 
 namespace dc {
 
@@ -36,6 +39,14 @@ std::vector<PricedGenerator> price_candidates(const PlanRequest& request) {
   for (const Generator* g : allowed) priced.push_back({g, g->traffic(request, everyone).seconds()});
   std::stable_sort(priced.begin(), priced.end(),
                    [](const PricedGenerator& a, const PricedGenerator& b) { return a.seconds < b.seconds; });
+  std::vector<std::string> names;
+  for (const PricedGenerator& p : priced) names.push_back(p.generator->name);
+  const std::string tuned = tuned_algorithm(request, names);
+  if (!tuned.empty()) {
+    auto it = std::find(names.begin(), names.end(), tuned);
+    std::rotate(priced.begin(), priced.begin() + (it - names.begin()), priced.begin() + (it - names.begin()) + 1);
+    priced.front().tuned = true;
+  }
   return priced;
 }
 

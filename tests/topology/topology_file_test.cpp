@@ -22,9 +22,8 @@ std::string parse_error(const std::string& text) {
   return "(parsed)";
 }
 
-// The file with one tier whose member `field` has the JSON value `value`, on line 3.
-std::string tier_with(const std::string& field, const std::string& value) {
-  std::string members = "\"name\": \"ib\", \"bandwidth_gbps\": 400, \"latency_us\": 2";
+// `members` (JSON object members on one line) with `field` set to the JSON value `value`.
+std::string with_member(std::string members, const std::string& field, const std::string& value) {
   const std::string key = "\"" + field + "\": ";
   const size_t at = members.find(key);
   if (at == std::string::npos) {
@@ -33,13 +32,26 @@ std::string tier_with(const std::string& field, const std::string& value) {
     const size_t end = members.find(',', at);
     members.replace(at, (end == std::string::npos ? members.size() : end) - at, key + value);
   }
-  return "{\"version\": 1,\n \"tiers\": [\n  {" + members + "}\n]}";
+  return members;
+}
+
+// The file with one tier whose member `field` has the JSON value `value`, on line 3.
+std::string tier_with(const std::string& field, const std::string& value) {
+  const std::string members = "\"name\": \"ib\", \"bandwidth_gbps\": 400, \"latency_us\": 2";
+  return "{\"version\": 1,\n \"tiers\": [\n  {" + with_member(members, field, value) + "}\n]}";
 }
 
 // The file with one host entry whose NIC has the member `field` set to `value`, on line 4.
 std::string nic_with(const std::string& field, const std::string& value) {
   return "{\"version\": 1,\n \"hosts\": [\n  {\"name\": \"h\", \"nics\": [\n   {\"name\": \"mlx5_0:1\", \"rdma_device\": \"mlx5_0\", \"" +
          field + "\": " + value + "}]}]}";
+}
+
+// The file with one tuning rule whose member `field` has the JSON value `value`, on line 3.
+std::string tuning_with(const std::string& field, const std::string& value) {
+  const std::string members =
+      "\"collective\": \"allreduce\", \"algorithm\": \"tree\", \"min_bytes\": 1024, \"max_bytes\": 4096";
+  return "{\"version\": 1,\n \"tuning\": [\n  {" + with_member(members, field, value) + "}\n]}";
 }
 
 TEST(TopologyFile, TwoTierExampleParses) {
@@ -74,6 +86,31 @@ TEST(TopologyFile, TwoTierExampleParses) {
   EXPECT_EQ(file.hosts[1].nic_lines[1], 33);
   EXPECT_EQ(find_host_entry(file, "gpu003", 2), &file.hosts[1]);
   EXPECT_EQ(find_host_entry(file, "gpu005", 4), &file.hosts[0]);
+}
+
+TEST(TopologyFile, TuningRulesParseAndWriteBack) {
+  const std::string text =
+      "{\"version\": 1, \"tuning\": [\n"
+      "{\"collective\": \"allreduce\", \"algorithm\": \"tree\", \"min_bytes\": 8192, \"max_bytes\": 65536, \"hosts\": 4, \"ranks\": 8},\n"
+      "{\"collective\": \"broadcast\", \"algorithm\": \"pipeline\", \"min_bytes\": 0, \"max_bytes\": 0}]}";
+  const TopologyFile file = parse_topology_file(text, "t.json");
+  ASSERT_EQ(file.tuning.size(), 2u);
+  const TuningRule& first = file.tuning[0];
+  EXPECT_EQ(first.collective, "allreduce");
+  EXPECT_EQ(first.algorithm, "tree");
+  EXPECT_EQ(first.min_bytes, 8192u);
+  EXPECT_EQ(first.max_bytes, 65536u);
+  EXPECT_EQ(first.hosts, 4);
+  EXPECT_EQ(first.ranks, 8);
+  EXPECT_EQ(first.line, 2);
+  EXPECT_EQ(file.tuning[1].hosts, 0);  // any
+  EXPECT_EQ(file.tuning[1].line, 3);
+  const std::string written = write_topology_file(file);
+  EXPECT_NE(written.find("{\"collective\": \"allreduce\", \"algorithm\": \"tree\", \"min_bytes\": 8192, \"max_bytes\": "
+                         "65536, \"hosts\": 4, \"ranks\": 8}"),
+            std::string::npos)
+      << written;
+  EXPECT_EQ(write_topology_file(parse_topology_file(written, "written")), written);
 }
 
 TEST(TopologyFile, WriteThenParseGivesTheSameText) {
@@ -123,7 +160,7 @@ TEST(TopologyFile, EveryFieldErrorNamesLineAndField) {
       {"{}", "x.json:1: version: required member is missing"},
       {"{\"version\": 2}", "x.json:1: version: expected 1 (the only version), got 2"},
       {"{\"version\": \"1\"}", "x.json:1: version: expected 1 (the only version), got a string"},
-      {"{\"version\": 1,\n\"tier\": []}", "x.json:2: tier: unknown member (expected one of version, tiers, hosts)"},
+      {"{\"version\": 1,\n\"tier\": []}", "x.json:2: tier: unknown member (expected one of version, tiers, hosts, tuning)"},
       {"{\"version\": 1,\n\"tiers\": {}}", "x.json:2: tiers: expected an array, got an object"},
       // tiers
       {"{\"version\": 1,\n\"tiers\": [\n7]}", "x.json:3: tiers[0]: expected an object, got a number"},
@@ -191,6 +228,17 @@ TEST(TopologyFile, EveryFieldErrorNamesLineAndField) {
       {"{\"version\": 1, \"hosts\": [\n{\"name\": \"a\", \"nics\": [\n{\"name\": \"eth0\", \"port\": 1}]}]}", "x.json:3: hosts[0].nics[0].port: a port needs an rdma_device"},
       {"{\"version\": 1, \"hosts\": [\n{\"name\": \"a\", \"nics\": [\n{\"name\": \"a\", \"rail\": 0},\n{\"name\": \"b\", \"rail\": 0}]}]}", "x.json:4: hosts[0].nics[1].rail: rail 0 is also hosts[0].nics[0]'s"},
       {"{\"version\": 1, \"hosts\": [\n{\"name\": \"a\", \"nics\": [\n{\"name\": \"a\"},\n{\"name\": \"a\"}]}]}", "x.json:4: hosts[0].nics[1].name: a is also hosts[0].nics[0]'s name"},
+      // tuning
+      {"{\"version\": 1, \"tuning\": {}}", "x.json:1: tuning: expected an array, got an object"},
+      {tuning_with("algorithm", "\"\""), "x.json:3: tuning[0].algorithm: expected a name of 1 to 64"},
+      {"{\"version\": 1, \"tuning\": [\n{\"collective\": \"allreduce\", \"min_bytes\": 0, \"max_bytes\": 8}]}",
+       "x.json:2: tuning[0].algorithm: required member is missing"},
+      {tuning_with("min_bytes", "-1"), "x.json:3: tuning[0].min_bytes: expected an integer from 0 to 1125899906842624, got -1"},
+      {tuning_with("max_bytes", "512"), "x.json:3: tuning[0].max_bytes: expected an integer from 1024 to 1125899906842624, got 512"},
+      {tuning_with("max_bytes", "1.5e3"), "x.json:3: tuning[0].max_bytes: expected an integer from 1024"},
+      {tuning_with("hosts", "0"), "x.json:3: tuning[0].hosts: expected an integer from 1 to 1048576, got 0"},
+      {tuning_with("ranks", "2, \"hosts\": 4"), "x.json:3: tuning[0].ranks: expected an integer from 4 to 67108864, got 2"},
+      {tuning_with("nranks", "8"), "x.json:3: tuning[0].nranks: unknown member (expected one of collective, algorithm, min_bytes, max_bytes, hosts, ranks)"},
       // syntax: line and column
       {"{\"version\": 1,\n\"tiers\": [\n{\"name\": \"ib\" \"bandwidth_gbps\": 1}]}", "x.json:3:15: expected ',' or '}' after an object member"},
       {"{\"version\": 1,,}", "x.json:1:15: expected a member name in double quotes"},

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "src/base/error.h"
+#include "src/plan/tuning.h"
 
 namespace dc::tools {
 
@@ -32,7 +33,10 @@ std::vector<std::string> host_names(const topo::TopologyFile& file) {
 
 std::shared_ptr<const ClusterView> simulated_cluster(const Layout& layout) {
   std::vector<std::string> names;
-  if (layout.file) names = host_names(*layout.file);
+  if (layout.file) {
+    check_tuning_rules(*layout.file);
+    names = host_names(*layout.file);
+  }
   int hosts = layout.hosts;
   if (hosts == 0) {
     if (names.empty())

@@ -28,7 +28,8 @@ struct Layout {
 std::vector<std::string> host_names(const topo::TopologyFile& file);
 
 // Throws dc::Error (dcInvalidArgument) with a message for the user: no hosts, more than
-// kMaxSimulatedHosts, more than kMaxRanksPerHost, or a file that does not fit the layout.
+// kMaxSimulatedHosts, more than kMaxRanksPerHost, or a file that does not fit the layout (or names
+// an unknown collective or algorithm in a tuning rule).
 std::shared_ptr<const ClusterView> simulated_cluster(const Layout& layout);
 
 }  // namespace dc::tools

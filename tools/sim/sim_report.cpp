@@ -43,7 +43,7 @@ std::string sim_report(const ClusterView& cluster, const std::string& topo_file,
   out += "# Predicted by the cost model from each algorithm's analytical traffic (float32; bytes = count x 4\n"
          "#  with NCCL's count); latency_us: its α part; network_us: the busiest network link's bytes over\n"
          "#  its rate; fill_us: a tree's chunk crossing its chain's edges one after another (the rest is\n"
-         "#  memory: copies and sums); * the selector's choice";
+         "#  memory: copies and sums); * the selector's choice (a tuning rule's where one matches)";
   const bool check = !rows.empty() && rows.front().materialized_seconds;
   out += check ? "; materialized_us: the plans of every rank, priced\n"
                  "#  without the fill; ratio: (predicted - fill) / materialized\n"

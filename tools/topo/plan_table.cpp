@@ -60,7 +60,8 @@ std::string report(const topo::NodeTopology& node, const TableOptions& o) {
       out += i ? ",\n" : "\n";
       out += std::string("{\"collective\":\"") + collective_name(r.collective) + "\",\"bytes\":" +
              std::to_string(r.bytes) + ",\"algorithm\":\"" + r.candidates[0].generator->name +
-             "\",\"predicted_seconds\":" + format("%.9g", r.candidates[0].seconds);
+             "\",\"predicted_seconds\":" + format("%.9g", r.candidates[0].seconds) +
+             ",\"tuned\":" + (r.candidates[0].tuned ? "true" : "false");
       if (r.candidates.size() > 1)
         out += std::string(",\"runner_up\":\"") + r.candidates[1].generator->name +
                "\",\"runner_up_seconds\":" + format("%.9g", r.candidates[1].seconds);
@@ -70,7 +71,7 @@ std::string report(const topo::NodeTopology& node, const TableOptions& o) {
   }
   out += "# Machine\n" + topo::describe(node) + "\n# Cluster view priced" +
          (o.layout.file ? " (" + o.layout.file->source + ")" : std::string()) + "\n" + cluster->describe() + "\n";
-  out += "# Plans (float32; bytes = count x 4 with NCCL's count: per rank's block for all-gather,\n#  reduce-scatter, all-to-all, gather and scatter; predicted time by the cost model)\n";
+  out += "# Plans (float32; bytes = count x 4 with NCCL's count: per rank's block for all-gather,\n#  reduce-scatter, all-to-all, gather and scatter; predicted time by the cost model;\n#  choice+: a tuning rule's)\n";
   char line[200];
   std::snprintf(line, sizeof line, "%-14s %12s  %-13s %12s  %-13s %12s\n", "collective", "bytes", "choice",
                 "predicted_us", "runner-up", "its_us");
@@ -78,8 +79,9 @@ std::string report(const topo::NodeTopology& node, const TableOptions& o) {
   for (const Row& r : table) {
     const auto& best = r.candidates[0];
     const bool second = r.candidates.size() > 1;
+    const std::string choice = std::string(best.generator->name) + (best.tuned ? "+" : "");
     std::snprintf(line, sizeof line, "%-14s %12llu  %-13s %12.1f  %-13s %12s\n", collective_name(r.collective),
-                  static_cast<unsigned long long>(r.bytes), best.generator->name, best.seconds * 1e6,
+                  static_cast<unsigned long long>(r.bytes), choice.c_str(), best.seconds * 1e6,
                   second ? r.candidates[1].generator->name : "-",
                   second ? format("%.1f", r.candidates[1].seconds * 1e6).c_str() : "-");
     out += line;
