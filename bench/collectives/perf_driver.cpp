@@ -61,6 +61,21 @@ double time_calls(const CollectiveSpec& spec, const Options& o, const void* send
   return combined;
 }
 
+// The algorithm of the plan this rank runs for the call (the "algorithm" of dcCommPlanJson), for
+// the JSON results: a sweep with DEEPCOMM_ALGO sees where its algorithm did not apply.
+std::string planned_algorithm(dcComm_t comm, dcCollective_t collective, size_t count, dcDataType_t type, int root) {
+  size_t len = 0;
+  dcCommPlanJson(comm, collective, count, type, root, nullptr, &len);  // asks for the length
+  if (len == 0) return "";
+  std::string json(len, '\0');
+  if (dcCommPlanJson(comm, collective, count, type, root, json.data(), &len) != dcSuccess) return "";
+  const std::string key = "\"algorithm\":\"";
+  const size_t at = json.find(key);
+  if (at == std::string::npos) return "";
+  const size_t end = json.find('"', at + key.size());
+  return end == std::string::npos ? "" : json.substr(at + key.size(), end - at - key.size());
+}
+
 std::vector<size_t> sizes_of(const Options& o) {
   std::vector<size_t> sizes;
   for (size_t s = o.min_bytes; s <= o.max_bytes;) {
@@ -127,6 +142,7 @@ int run(int argc, char** argv, const CollectiveSpec& spec) {
           row.type = t;
           row.op = op;
           row.root = root;
+          row.algorithm = planned_algorithm(comm, spec.collective, count, t, root);
           for (int half = 0; half < 2; ++half) {
             const bool in_place = half == 1;
             const void* s = send;

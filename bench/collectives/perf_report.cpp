@@ -91,6 +91,7 @@ bool Report::footer() {
       const Row& r = rows_[i];
       fprintf(f, "    {\"size\": %zu, \"count\": %zu, \"type\": \"%s\", \"redop\": \"%s\", \"root\": %d",
               r.bytes, r.count, type_name(r.type), spec_.has_op ? op_name(r.op) : "none", r.root);
+      if (!r.algorithm.empty()) fprintf(f, ", \"algorithm\": \"%s\"", r.algorithm.c_str());
       const char* names[2] = {"out_of_place", "in_place"};
       for (int h = 0; h < 2; ++h) {
         if (r.half[h].skipped) continue;
