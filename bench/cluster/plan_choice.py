@@ -12,7 +12,10 @@ the same size, and, where deepcomm-sim is built, the plan auto takes (the select
 deepcomm-sim with the run's file), that plan's own fixed run over the best fixed one (the same
 decision judged without auto's run: on 2 cores one plan's medians differ by more than 10% from run
 to run), and the model's predicted time per algorithm beside the measured. --report re-prints the
-sections of a run saved with --save.
+sections of a run saved with --save. --tune R first runs deepcomm-tune (R rounds, the same sizes and
+iterations, the fixed algorithms) on each layout's cluster and gives every DeepComm run the file
+with its rules, so auto takes the plan measured fastest there (judged in the rounds that follow,
+not in the tuning's own).
 
     /usr/bin/python3 bench/cluster/plan_choice.py --build build-bench --layouts 4,4 2,2,2,2 \
         --rate 1gbit --pairs 5 -b 8 -e 64M -f 8 --save /tmp/plan_choice.json
@@ -55,19 +58,41 @@ def parse_args():
     p.add_argument("-n", default="5")
     p.add_argument("-w", default="2")
     p.add_argument("--timeout", type=int, default=600)
+    p.add_argument("--tune", type=int, default=0, help="rounds of deepcomm-tune before the measured rounds "
+                   "(0: none; the planner's cost model alone decides)")
     p.add_argument("--save", default=None, help="raw results as JSON")
     p.add_argument("--report", default=None, help="print the sections of a run saved with --save (its "
                    "options replace these), measuring nothing")
     return p.parse_args()
 
 
-def topology_file(path, rate_gbps, latency_us, hosts):
+def topology_file(path, rate_gbps, latency_us, hosts, tuning=None):
     # Every namespace host runs on this machine's cores: each gets its share (at least one), so the
     # model prices the CPU time of messages on oversubscribed hosts (docs/topology.md).
     cores = max(1, len(os.sched_getaffinity(0)) // hosts)
+    made = {"version": 1, "tiers": [{"name": "veth", "bandwidth_gbps": rate_gbps, "latency_us": latency_us}],
+            "hosts": [{"name": "*", "cores": cores}]}
+    if tuning:
+        made["tuning"] = tuning
     with open(path, "w") as f:
-        json.dump({"version": 1, "tiers": [{"name": "veth", "bandwidth_gbps": rate_gbps, "latency_us": latency_us}],
-                   "hosts": [{"name": "*", "cores": cores}]}, f)
+        json.dump(made, f)
+
+
+def tune(a, topo, placement, work):
+    """deepcomm-tune's rules for this cluster (written into a copy of topo), and that copy's path."""
+    tool = os.path.join(HERE, "..", "..", "tools", "tune", "deepcomm-tune")
+    launcher = os.path.join(a.build, "tools", "launcher", "deepcomm-run")
+    tuned = os.path.join(work, "tuned.json")
+    fixed = [x for x in a.algos.split(",") if x != "auto"]
+    argv = [tool, "--bench", os.path.join(a.build, "bench"), "--topo-file", topo, "-o", tuned, "--algos",
+            ",".join(fixed), "-b", a.b, "-e", a.e, "-f", a.f, "-n", a.n, "-w", a.w, "--rounds", str(a.tune),
+            "--"] + [launcher] + placement
+    rc, out = run(argv, {}, a.timeout * a.tune * len(fixed))
+    if rc != 0:
+        raise RuntimeError(f"deepcomm-tune failed (exit {rc}):\n{out[-2000:]}")
+    print(out, file=sys.stderr)
+    with open(tuned) as f:
+        return json.load(f)["tuning"], tuned
 
 
 def measure_layout(a, per_host, work):
@@ -87,6 +112,8 @@ def measure_layout(a, per_host, work):
             topology_file(topo, first, a.latency_us, hosts)
             result["topology_file"] = {"bandwidth_gbps": first, "latency_us": a.latency_us}
         placement = ["--netns", c.netns, "--ranks-per-host", ",".join(map(str, per_host))]
+        if a.tune:
+            result["tuning"], topo = tune(a, topo, placement, work)
         contenders = list(result["runs"])
         for rnd in range(a.pairs):
             result["rates"].append(c.link_rate_gbps())
@@ -128,9 +155,16 @@ def predictions(a, result, topo_rate_gbps):
         return {}
     work = tempfile.mkdtemp(prefix="dc_pred_")
     try:
-        topo = a.topo_file or os.path.join(work, "t.json")
-        if not a.topo_file:
-            topology_file(topo, topo_rate_gbps, a.latency_us, len(result["layout"]))
+        topo = os.path.join(work, "t.json")
+        if a.topo_file:
+            with open(a.topo_file) as f:
+                given = json.load(f)
+            if result.get("tuning"):
+                given["tuning"] = result["tuning"]
+            with open(topo, "w") as f:
+                json.dump(given, f)
+        else:
+            topology_file(topo, topo_rate_gbps, a.latency_us, len(result["layout"]), result.get("tuning"))
         layout = result["layout"]
         if len(set(layout)) != 1:
             return {}  # deepcomm-sim lays out the same number of ranks on every host
@@ -169,6 +203,12 @@ def section(a, result):
     lines = [f"### all_reduce, {h} hosts, ranks per host {','.join(map(str, per_host))} "
              f"(medians of {len(result['rates'])} interleaved rounds; link {rate:.3f} Gbit/s median, "
              f"{getattr(a, 'shaper', None) or 'tbf'})", ""]
+    if result.get("tuning"):
+        mine = [r for r in result["tuning"] if r["collective"] == "allreduce"]
+        rules = ", ".join(f"{r['algorithm']} from {human(r['min_bytes'])}" for r in mine)
+        rules += f" (up to {human(mine[-1]['max_bytes'])})" if mine else "none"
+        lines += [f"DeepComm's runs loaded the rules deepcomm-tune wrote on this cluster ({getattr(a, 'tune', 0)} "
+                  f"rounds before the measured ones): {rules}.", ""]
     takes = pred.get("*", {})
     head = ["size", "bound (ms)"] + [f"{k} (ms)" for k in med] + ["auto × bound", "best fixed", "auto / best fixed"]
     if takes:

@@ -3,7 +3,8 @@
 cell against values worked out by hand (medians, the slow-link bound, auto over the best fixed
 algorithm, the plan auto takes and that plan's own run over the best, the model's error), with a
 stand-in deepcomm-sim that prints fixed predictions; and, without deepcomm-sim, the table without
-the columns that need it.  usage: plan_choice_report_test.py REPO"""
+the columns that need it; and a run tuned by deepcomm-tune: its rules named under the heading and
+handed to deepcomm-sim in the run's topology file.  usage: plan_choice_report_test.py REPO"""
 import json
 import os
 import stat
@@ -44,9 +45,9 @@ SIM_ROWS = [
 ]
 
 
-def report(build):
+def report(build, saved=SAVED):
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
-        json.dump(SAVED, f)
+        json.dump(saved, f)
     try:
         p = subprocess.run([sys.executable, PLAN_CHOICE, "--report", f.name, "--build", build],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
@@ -104,7 +105,9 @@ def main():
         sim = os.path.join(build, "tools", "sim", "deepcomm-sim")
         os.makedirs(os.path.dirname(sim))
         with open(sim, "w") as f:
-            f.write("#!/bin/sh\ncat <<'EOF'\n" + json.dumps({"rows": SIM_ROWS}) + "\nEOF\n")
+            # It keeps the topology file it was given ($2, after --topo-file).
+            f.write("#!/bin/sh\ncp \"$2\" \"$(dirname \"$0\")/given.json\"\ncat <<'EOF'\n" +
+                    json.dumps({"rows": SIM_ROWS}) + "\nEOF\n")
         os.chmod(sim, os.stat(sim).st_mode | stat.S_IXUSR)
         measured, model = tables(report(build))
         one, big = measured
@@ -115,6 +118,23 @@ def main():
         one, big = model
         expect(one, "ring: predicted / measured (ms), error", "15 / 12, +25%")
         expect(big, "tree: predicted / measured (ms), error", "310 / 620, -50%")
+
+        # A tuned run: the rules under the heading, and in the file deepcomm-sim prices with.
+        rules = [{"collective": "allreduce", "algorithm": "tree", "min_bytes": MIB, "max_bytes": 4 * MIB - 1,
+                  "hosts": 2, "ranks": 4},
+                 {"collective": "allreduce", "algorithm": "ring", "min_bytes": 4 * MIB, "max_bytes": 64 * MIB,
+                  "hosts": 2, "ranks": 4}]
+        tuned = json.loads(json.dumps(SAVED))
+        tuned["args"]["tune"] = 2
+        tuned["results"][0]["tuning"] = rules
+        text = report(build, tuned)
+        line = ("DeepComm's runs loaded the rules deepcomm-tune wrote on this cluster (2 rounds before the "
+                "measured ones): tree from 1 MiB, ring from 4 MiB (up to 64 MiB).")
+        if line not in text:
+            sys.exit("the tuned run's rules are not named:\n" + text)
+        with open(os.path.join(build, "tools", "sim", "given.json")) as f:
+            if json.load(f).get("tuning") != rules:
+                sys.exit("deepcomm-sim did not get the run's rules")
     print("PASS")
 
 
