@@ -23,6 +23,7 @@ constexpr double kMaxMicroseconds = 1e7;
 constexpr size_t kMaxTiers = 16;  // network tiers (the cost model keys loads by tier in 5 bits)
 constexpr size_t kMaxTuningRules = 4096;
 constexpr uint64_t kMaxTuningBytes = uint64_t{1} << 50;
+constexpr int64_t kMaxTuningRanks = int64_t{kMaxHosts} * 64;
 
 // A host named by host name, or a range of host indices (one index: count 1). Host indices are
 // the cluster view's numbering of hosts.

@@ -161,7 +161,7 @@ class Parser {
           schema_.integer(*v.find("max_bytes"), path + ".max_bytes", static_cast<int64_t>(rule.min_bytes), max_bytes));
       if (const JsonValue* f = v.find("hosts")) rule.hosts = static_cast<int>(schema_.integer(*f, path + ".hosts", 1, kMaxHosts));
       if (const JsonValue* f = v.find("ranks")) {
-        rule.ranks = static_cast<int>(schema_.integer(*f, path + ".ranks", std::max(rule.hosts, 1), kMaxHosts * 64));
+        rule.ranks = static_cast<int>(schema_.integer(*f, path + ".ranks", std::max(rule.hosts, 1), kMaxTuningRanks));
       }
       file_.tuning.push_back(std::move(rule));
     }

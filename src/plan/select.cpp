@@ -43,8 +43,8 @@ std::vector<PricedGenerator> price_candidates(const PlanRequest& request) {
   for (const PricedGenerator& p : priced) names.push_back(p.generator->name);
   const std::string tuned = tuned_algorithm(request, names);
   if (!tuned.empty()) {
-    auto it = std::find(names.begin(), names.end(), tuned);
-    std::rotate(priced.begin(), priced.begin() + (it - names.begin()), priced.begin() + (it - names.begin()) + 1);
+    const auto at = std::find(names.begin(), names.end(), tuned) - names.begin();
+    std::rotate(priced.begin(), priced.begin() + at, priced.begin() + at + 1);
     priced.front().tuned = true;
   }
   return priced;
