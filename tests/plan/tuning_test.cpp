@@ -17,15 +17,7 @@ namespace {
 
 topo::TuningRule rule(const std::string& collective, const std::string& algorithm, uint64_t min_bytes,
                       uint64_t max_bytes, int hosts = 0, int ranks = 0) {
-  topo::TuningRule r;
-  r.collective = collective;
-  r.algorithm = algorithm;
-  r.min_bytes = min_bytes;
-  r.max_bytes = max_bytes;
-  r.hosts = hosts;
-  r.ranks = ranks;
-  r.line = 7;
-  return r;
+  return topo::TuningRule{collective, algorithm, min_bytes, max_bytes, hosts, ranks, /*line=*/7};
 }
 
 topo::TopologyFile file_with(std::vector<topo::TuningRule> rules) {
