@@ -50,6 +50,7 @@ assert f["tiers"][0]["name"] == "veth", "tiers kept"
 rules = f["tuning"]
 assert {"collective": "allgather", "algorithm": "ring", "min_bytes": 0, "max_bytes": 4096, "hosts": 3} in rules, "other scope kept"
 mine = [r for r in rules if r["collective"] == "allreduce"]
+assert rules[:len(mine)] == mine, "the new rules come first"
 assert all(r["hosts"] == 2 and r["ranks"] == 4 for r in mine), mine
 assert mine[0]["min_bytes"] == 8 and mine[-1]["max_bytes"] == 4096, mine
 for a, b in zip(mine, mine[1:]):
