@@ -3,8 +3,10 @@ choice where it measured within the margin), a size only the algorithms that ran
 for, runs of one winner merged, each rule reaching up to the next measured size, the last ending at
 the largest; and its table and argument errors.
     tune_rules_test.py PATH_TO_DEEPCOMM_TUNE"""
+import contextlib
 import importlib.machinery
 import importlib.util
+import io
 import sys
 import unittest
 
@@ -57,6 +59,10 @@ class Rules(unittest.TestCase):
     def test_arguments(self):
         with self.assertRaisesRegex(tune.Failed, "give the launcher after --"):
             tune.parse_args(["-o", "x.json"])
+        with contextlib.redirect_stdout(io.StringIO()) as shown, self.assertRaises(SystemExit) as ended:
+            tune.parse_args(["--help"])  # the help, not a complaint about the missing launcher
+        self.assertEqual(ended.exception.code, 0)
+        self.assertIn("--margin", shown.getvalue())
         with self.assertRaisesRegex(tune.Failed, "no launcher after --"):
             tune.parse_args(["-o", "x.json", "--"])
         with self.assertRaisesRegex(tune.Failed, "unknown collective 'allreduce'"):
