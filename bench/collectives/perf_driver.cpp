@@ -61,8 +61,9 @@ double time_calls(const CollectiveSpec& spec, const Options& o, const void* send
   return combined;
 }
 
-// The algorithm of the plan this rank runs for the call (the "algorithm" of dcCommPlanJson), for
-// the JSON results: a sweep with DEEPCOMM_ALGO sees where its algorithm did not apply.
+// The algorithm of the plan DeepComm makes for the call (the "algorithm" of dcCommPlanJson), for
+// the JSON results: a sweep with DEEPCOMM_ALGO sees where its algorithm did not apply. (A call
+// small enough for the flat board of a one-host communicator runs there instead of its plan.)
 std::string planned_algorithm(dcComm_t comm, dcCollective_t collective, size_t count, dcDataType_t type, int root) {
   size_t len = 0;
   dcCommPlanJson(comm, collective, count, type, root, nullptr, &len);  // asks for the length

@@ -23,7 +23,7 @@ struct Row {
   dcDataType_t type = dcFloat32;
   dcRedOp_t op = dcSum;
   int root = -1;
-  std::string algorithm;  // the out-of-place plan's (dcCommPlanJson), "" where it has none
+  std::string algorithm;  // the out-of-place call's plan (dcCommPlanJson), "" where it has none
   Half half[2];           // out-of-place, in-place
 };
 
