@@ -1,7 +1,6 @@
 #include "src/plan/select.h"
 
 #include <algorithm>
-#include <string>
 
 #include "src/plan/tuning.h"
 
@@ -39,11 +38,7 @@ std::vector<PricedGenerator> price_candidates(const PlanRequest& request) {
   for (const Generator* g : allowed) priced.push_back({g, g->traffic(request, everyone).seconds()});
   std::stable_sort(priced.begin(), priced.end(),
                    [](const PricedGenerator& a, const PricedGenerator& b) { return a.seconds < b.seconds; });
-  std::vector<std::string> names;
-  for (const PricedGenerator& p : priced) names.push_back(p.generator->name);
-  const std::string tuned = tuned_algorithm(request, names);
-  if (!tuned.empty()) {
-    const auto at = std::find(names.begin(), names.end(), tuned) - names.begin();
+  if (const int at = tuned_candidate(request, priced); at >= 0) {
     std::rotate(priced.begin(), priced.begin() + at, priced.begin() + at + 1);
     priced.front().tuned = true;
   }

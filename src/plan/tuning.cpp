@@ -30,17 +30,18 @@ void check_tuning_rules(const topo::TopologyFile& file) {
   }
 }
 
-std::string tuned_algorithm(const PlanRequest& request, const std::vector<std::string>& candidates) {
-  if (!request.cluster || request.compression) return "";
+int tuned_candidate(const PlanRequest& request, const std::vector<PricedGenerator>& candidates) {
+  if (!request.cluster || request.compression) return -1;
   const uint64_t bytes = request.count * request.elem_size;
   for (const topo::TuningRule& rule : request.cluster->tuning()) {
     if (collective_by_name(rule.collective) != request.collective) continue;
     if (bytes < rule.min_bytes || bytes > rule.max_bytes) continue;
     if (rule.hosts != 0 && rule.hosts != request.cluster->nhosts()) continue;
     if (rule.ranks != 0 && rule.ranks != request.nranks) continue;
-    if (std::find(candidates.begin(), candidates.end(), rule.algorithm) != candidates.end()) return rule.algorithm;
+    for (size_t i = 0; i < candidates.size(); ++i)
+      if (rule.algorithm == candidates[i].generator->name) return static_cast<int>(i);
   }
-  return "";
+  return -1;
 }
 
 }  // namespace dc

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "src/plan/plan.h"
+#include "src/plan/select.h"
 #include "topology/topology_file.h"
 
 namespace dc {
@@ -19,7 +20,7 @@ namespace dc {
 // collective does not have.
 void check_tuning_rules(const topo::TopologyFile& file);
 
-// The algorithm the first matching rule among `candidates` names, or "" when none matches.
-std::string tuned_algorithm(const PlanRequest& request, const std::vector<std::string>& candidates);
+// The index in `candidates` of the algorithm the first matching rule names, or -1 when none matches.
+int tuned_candidate(const PlanRequest& request, const std::vector<PricedGenerator>& candidates);
 
 }  // namespace dc
