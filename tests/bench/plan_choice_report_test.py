@@ -12,6 +12,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+from markdown_tables import expect, tables  # noqa: E402
+
 REPO = sys.argv[1]
 PLAN_CHOICE = os.path.join(REPO, "bench", "cluster", "plan_choice.py")
 MIB = 1 << 20
@@ -56,27 +59,6 @@ def report(build, saved=SAVED):
     if p.returncode != 0:
         sys.exit(f"plan_choice.py --report failed ({p.returncode}): {p.stderr}")
     return p.stdout
-
-
-def tables(text):
-    """Each markdown table as a list of {header: cell} rows."""
-    out, current, head = [], None, None
-    for line in text.splitlines():
-        if not line.startswith("|"):
-            current = head = None
-            continue
-        cells = [c.strip() for c in line.strip("|").split("|")]
-        if head is None:
-            head, current = cells, []
-            out.append(current)
-        elif not cells[0].startswith("---"):
-            current.append(dict(zip(head, cells)))
-    return out
-
-
-def expect(row, column, value):
-    if row.get(column) != value:
-        sys.exit(f"{row.get('size')}: {column!r} is {row.get(column)!r}, expected {value!r}")
 
 
 def main():

@@ -10,6 +10,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+from markdown_tables import expect, tables  # noqa: E402
+
 REPO = sys.argv[1]
 SCRIPT = os.path.join(REPO, "bench", "compare", "ucx_p2p.py")
 
@@ -51,24 +54,6 @@ def executable(path, text):
     os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR)
 
 
-def rows_of(text):
-    head, rows = None, {}
-    for line in text.splitlines():
-        if not line.startswith("|"):
-            continue
-        cells = [c.strip() for c in line.strip("|").split("|")]
-        if head is None:
-            head = cells
-        elif not cells[0].startswith("---"):
-            rows[cells[0]] = dict(zip(head, cells))
-    return rows
-
-
-def expect(row, column, value):
-    if row.get(column) != value:
-        sys.exit(f"{row.get('UCX_TLS')}: {column!r} is {row.get(column)!r}, expected {value!r}")
-
-
 def main():
     with tempfile.TemporaryDirectory() as work:
         build = os.path.join(work, "build")
@@ -80,7 +65,7 @@ def main():
         p = subprocess.run(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
         if p.returncode != 0:
             sys.exit(f"ucx_p2p.py failed ({p.returncode}): {p.stderr}")
-        rows = rows_of(p.stdout)
+        rows = {row["UCX_TLS"]: row for row in tables(p.stdout)[0]}
         tcp, sm = rows["tcp"], rows["sm"]
         # 2000 MiB/s = 2.097 GB/s per flow (both flows alike); DeepComm 1.0 GB/s: 0.48 of it.
         for row, dc, peer, ratio, lat, lat_ratio, reg, reg_ratio in (
