@@ -31,7 +31,7 @@ void control_sent(void* request, ucs_status_t, void* user_data) {
 struct UcxChannel::SendRef {
   std::shared_ptr<UcxChannel> channel;
   SendPtr op;
-  std::unique_ptr<unsigned char[]> staging;  // what UCX reads from, unless registered memory
+  UcxStagingPool::Buffer staging;  // what UCX reads from, unless registered memory
 };
 
 UcxChannel::UcxChannel(std::shared_ptr<UcxWorker> worker, int peer)
@@ -69,7 +69,7 @@ void UcxChannel::send(const Tag& tag, const void* buf, size_t len, Completion do
 // copy owned by the request, freed when UCX completes it. Registered memory is sent from directly
 // (RDMA's zero copy).
 void UcxChannel::issue(const SendPtr& op, unsigned flags) {
-  auto* ref = new SendRef{shared_from_this(), op, nullptr};
+  auto* ref = new SendRef{shared_from_this(), op, {}};
   ucp_request_param_t param{};
   param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
   param.cb.send = &UcxChannel::on_sent;
@@ -80,9 +80,9 @@ void UcxChannel::issue(const SendPtr& op, unsigned flags) {
     param.op_attr_mask |= UCP_OP_ATTR_FIELD_MEMH;
     param.memh = memh;
   } else if (op->len > 0) {
-    ref->staging.reset(new unsigned char[op->len]);
-    std::memcpy(ref->staging.get(), op->buf, op->len);
-    from = ref->staging.get();
+    ref->staging = worker_->staging(op->len);
+    std::memcpy(ref->staging.data(), op->buf, op->len);
+    from = ref->staging.data();
   }
   ucs_status_ptr_t request = api_.am_send_nbx(ep_, kUcxAmId, &op->header, sizeof op->header, from, op->len, &param);
   worker_->kick();

@@ -29,7 +29,7 @@ constexpr auto kForcedCloseWait = std::chrono::milliseconds(1000);
 struct UcxChannel::RecvRef {
   std::shared_ptr<UcxChannel> channel;
   RecvPtr op;
-  std::unique_ptr<unsigned char[]> staging;  // what UCX writes into, unless op->direct
+  UcxStagingPool::Buffer staging;  // what UCX writes into, unless op->direct
 };
 
 void UcxChannel::match_rendezvous(const RecvPtr& op, const UcxHeader& h, void* desc) {
@@ -45,7 +45,7 @@ void UcxChannel::receive_rendezvous(const RecvPtr& op, size_t len, void* desc) {
   op->expected = len;
   op->in_ucx = true;
   rendezvous_recvs_.push_back(op);
-  auto* ref = new RecvRef{shared_from_this(), op, nullptr};
+  auto* ref = new RecvRef{shared_from_this(), op, {}};
   ucp_request_param_t param{};
   param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
   param.cb.recv_am = &UcxChannel::on_received;
@@ -56,8 +56,8 @@ void UcxChannel::receive_rendezvous(const RecvPtr& op, size_t len, void* desc) {
     param.memh = memh;
     op->direct = true;
   } else {
-    ref->staging.reset(new unsigned char[len]);  // not zeroed: UCX writes all of it
-    into = ref->staging.get();
+    ref->staging = worker_->staging(len);
+    into = ref->staging.data();
   }
   ucs_status_ptr_t request = api_.am_recv_data_nbx(worker_->handle(), desc, into, len, &param);
   worker_->kick();
@@ -70,7 +70,7 @@ void UcxChannel::receive_rendezvous(const RecvPtr& op, size_t len, void* desc) {
 void UcxChannel::land(const RecvRef& ref, ucs_status_t status) {
   // Only into a receive still waiting for it: a cancelled or closed one gave its buffer back.
   const RecvOp& op = *ref.op;
-  if (ref.staging && status == UCS_OK && op.in_ucx && !op.discard) std::memcpy(op.buf, ref.staging.get(), op.expected);
+  if (ref.staging && status == UCS_OK && op.in_ucx && !op.discard) std::memcpy(op.buf, ref.staging.data(), op.expected);
 }
 
 void UcxChannel::on_received(void* request, ucs_status_t status, size_t, void* user_data) {

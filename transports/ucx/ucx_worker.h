@@ -20,6 +20,7 @@
 #include <boost/asio/posix/stream_descriptor.hpp>
 
 #include "transports/ucx/ucx_api.h"
+#include "transports/ucx/ucx_staging.h"
 
 namespace dc {
 
@@ -65,6 +66,8 @@ class UcxWorker : public std::enable_shared_from_this<UcxWorker> {
   // A memory handle covering [buf, buf + len): registered memory, or dcMemAlloc/ncclMemAlloc
   // memory (mapped whole on first use). nullptr: none.
   ucp_mem_h memory_handle(const void* buf, size_t len);
+  // Staging memory of at least `bytes` for a payload in ordinary memory (reused, ucx_staging.h).
+  UcxStagingPool::Buffer staging(size_t bytes) { return staging_->take(bytes); }
 
  private:
   struct Mapped {
@@ -97,6 +100,7 @@ class UcxWorker : public std::enable_shared_from_this<UcxWorker> {
   std::map<uint64_t, UcxChannel*> channels_;
   std::vector<void*> closing_;  // endpoint close requests in flight
   std::vector<Mapped> mapped_;
+  std::shared_ptr<UcxStagingPool> staging_ = UcxStagingPool::make();
 };
 
 }  // namespace dc
