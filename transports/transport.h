@@ -2,8 +2,10 @@
 // tag (never by arrival order), buffers stay owned by the caller until their completion fires, a
 // receive may not know the exact size (it completes with the bytes received, <= capacity), and
 // memory can be registered. Small messages go eagerly, large ones by rendezvous, with bounded memory
-// per peer. Everything here runs on the progress engine's thread (its boost::asio::io_context):
-// completions are called there, and the engine blocks in epoll on the transports' sockets.
+// per peer. Everything here runs inside the progress engine's handlers (its boost::asio::io_context,
+// run by one thread at a time: the engine thread or a caller waiting for its operations, see
+// src/exec/engine.h): completions are called there, and the engine blocks in epoll on the
+// transports' sockets. "The engine thread" below means whichever thread runs the handlers.
 #pragma once
 
 #include <cstddef>

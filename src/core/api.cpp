@@ -206,6 +206,7 @@ DC_EXPORT dcResult_t dcCommFinalize(dcComm_t comm) {
   bool in_progress = false;
   dcResult_t result = guarded([&] {
     dc::CommUse use(comm);
+    dc::Engine::Waiting waiting(dc::Engine::instance());
     std::unique_lock<std::mutex> lock(comm->exec.inflight_mutex);
     if (!comm->config.blocking) {  // the operations finish in the background
       in_progress = comm->exec.inflight > 0 || comm->initializing;

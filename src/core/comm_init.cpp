@@ -223,6 +223,7 @@ void flush_connections(dcComm* comm) {
       });
     }
   });
+  Engine::Waiting waiting(Engine::instance());
   std::unique_lock<std::mutex> lock(pending->mutex);
   if (!pending->cv.wait_for(lock, std::chrono::milliseconds(comm->config.connect_timeout_ms),
                             [&] { return pending->left == 0; }))

@@ -55,6 +55,7 @@ UniqueFd receive_board(dcComm* comm, size_t bytes) {
       arrival->cv.notify_all();
     });
   });
+  Engine::Waiting waiting(Engine::instance());
   std::unique_lock<std::mutex> lock(arrival->mutex);
   if (!arrival->cv.wait_for(lock, std::chrono::milliseconds(comm->config.connect_timeout_ms),
                             [&] { return arrival->done; })) {

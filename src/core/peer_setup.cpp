@@ -191,6 +191,7 @@ void connect_peers(dcComm* comm, const std::vector<RankCard>& cards, const std::
                              });
     }
   });
+  Engine::Waiting waiting(Engine::instance());
   std::unique_lock<std::mutex> lock(pending->mutex);
   bool finished = pending->cv.wait_for(lock, std::chrono::milliseconds(timeout + 5000),
                                        [&] { return pending->left == 0; });

@@ -1,11 +1,23 @@
-// The progress engine: one per process, a boost::asio::io_context driven by one thread that blocks
-// in epoll on every transport's sockets (no busy-waiting). Operations are posted to it from user
-// threads; transports and the executor run only on it. A fork() parks the engine thread between
-// handlers until it is done, so that the child inherits no lock the thread held; the child gets a
-// fresh engine on first use (the parent's thread does not exist in the child).
+// The progress engine: one per process, a boost::asio::io_context whose handlers run on one thread
+// at a time, blocking in epoll on every transport's sockets (no busy-waiting). Operations are posted
+// to it from user threads; transports and the executor run only inside its handlers. A fork() parks
+// the thread running handlers between two of them until it is done, so that the child inherits no
+// lock it held; the child gets a fresh engine on first use (the parent's thread does not exist there).
+//
+// Caller-driven progress: a thread waiting for its own operations runs the handlers itself
+// (drive_until) instead of sleeping while the engine thread runs them. A call then costs no hand-off
+// to the engine thread and no wake-up of the caller at its end, and what it waits for (a peer's
+// message, a UCX event) wakes the waiting thread directly. The right to run handlers (the baton)
+// passes between the engine thread and one driving caller. After a call the engine thread leaves it
+// unclaimed for kStickyPark, so that calls in a loop take it without waking anyone; past that, or
+// at once when a thread waits without driving (another thread drives), the engine thread takes it
+// back and blocks in epoll as before: work posted while nobody drives waits a millisecond at most.
 #pragma once
 
+#include <chrono>
+#include <condition_variable>
 #include <functional>
+#include <mutex>
 #include <thread>
 
 #include <boost/asio/io_context.hpp>
@@ -14,20 +26,51 @@ namespace dc {
 
 class Engine {
  public:
+  static constexpr std::chrono::microseconds kStickyPark{200};
+
   static Engine& instance();
 
   boost::asio::io_context& io() { return io_; }
   void post(std::function<void()> fn);
+
+  // Runs handlers on the calling thread until done() is true or the deadline passed, when it can
+  // take the baton (no other thread drives; not called from inside a handler); returns done().
+  // done() is read between handlers and must be cheap.
+  bool drive_until(const std::function<bool()>& done, std::chrono::steady_clock::time_point deadline);
+
+  // Held by a thread that waits for engine work without driving: the engine thread runs meanwhile.
+  class Waiting {
+   public:
+    explicit Waiting(Engine& engine);
+    ~Waiting();
+    Waiting(const Waiting&) = delete;
+    Waiting& operator=(const Waiting&) = delete;
+
+   private:
+    Engine& engine_;
+  };
 
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
   ~Engine();
 
  private:
+  enum class Holder { EngineThread, Nobody, Caller };
+
   Engine();
   void run();
+  // Runs one handler (blocking until there is one); a handler that throws is reported.
+  void run_one_handler(std::chrono::steady_clock::time_point deadline);
+  // The engine thread's turn: whether it takes the baton now (mutex_ held).
+  bool engine_thread_reclaims(std::chrono::steady_clock::time_point now) const;
 
   boost::asio::io_context io_;
+  std::mutex mutex_;             // guards the baton's state below
+  std::condition_variable cv_;   // its changes
+  Holder holder_ = Holder::EngineThread;
+  int wanting_ = 0;              // callers asking the engine thread for the baton
+  int waiting_ = 0;              // threads waiting without driving (Waiting)
+  std::chrono::steady_clock::time_point released_at_{};  // a caller's last release
   std::thread thread_;
 };
 

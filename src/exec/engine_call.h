@@ -36,6 +36,7 @@ auto call_on_engine(F&& fn, int timeout_ms, const char* what) -> decltype(fn()) 
     }
     call->task();
   });
+  Engine::Waiting waiting(Engine::instance());
   if (result.wait_for(std::chrono::milliseconds(timeout_ms)) != std::future_status::ready) {
     std::unique_lock<std::mutex> lock(call->mutex);
     if (call->state == Call::State::Queued) {

@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "src/exec/engine.h"
 #include "src/exec/flat_board.h"
 #include "src/exec/residual_store.h"
 
@@ -26,6 +27,7 @@ Status ExecComm::error() {
 }
 
 bool ExecComm::wait_idle(int wait_ms) {
+  Engine::Waiting waiting(Engine::instance());
   std::unique_lock<std::mutex> lock(inflight_mutex);
   return inflight_cv.wait_for(lock, std::chrono::milliseconds(wait_ms), [this] { return inflight == 0; });
 }

@@ -27,7 +27,10 @@ constexpr uint64_t kSignatureStep = 1ull << 40;
 void OpBatch::finish(const Status& status) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (!status.ok() && status_.ok()) status_ = status;
-  if (--outstanding_ == 0) cv_.notify_all();
+  if (--outstanding_ == 0) {
+    finished_.store(true, std::memory_order_release);
+    cv_.notify_all();
+  }
 }
 
 bool OpBatch::done() {
@@ -36,6 +39,9 @@ bool OpBatch::done() {
 }
 
 bool OpBatch::wait_until(std::chrono::steady_clock::time_point deadline) {
+  Engine& engine = Engine::instance();
+  if (engine.drive_until([this] { return finished_.load(std::memory_order_acquire); }, deadline)) return true;
+  Engine::Waiting waiting(engine);  // another thread drives, or the deadline passed
   std::unique_lock<std::mutex> lock(mutex_);
   return cv_.wait_until(lock, deadline, [this] { return outstanding_ == 0; });
 }

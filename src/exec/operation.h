@@ -6,6 +6,7 @@
 // plan; there is no other path.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -42,10 +43,11 @@ struct OpArgs {
 // thread and the engine.
 class OpBatch {
  public:
-  explicit OpBatch(int operations) : outstanding_(operations) {}
+  explicit OpBatch(int operations) : outstanding_(operations), finished_(operations == 0) {}
   void finish(const Status& status);
   bool done();
-  // Waits until every operation finished or the deadline passed; returns false on timeout.
+  // Waits until every operation finished or the deadline passed, running the engine's handlers
+  // meanwhile when it can (Engine::drive_until); returns false on timeout.
   bool wait_until(std::chrono::steady_clock::time_point deadline);
   Status status();
 
@@ -53,6 +55,7 @@ class OpBatch {
   std::mutex mutex_;
   std::condition_variable cv_;
   int outstanding_;
+  std::atomic<bool> finished_{false};  // outstanding_ reached 0 (read by a driving waiter)
   Status status_;
 };
 

@@ -92,6 +92,23 @@ TEST(Fork, ChildInheritsNoLockOfTheEngineThread) {
   expect_children_find_lock_free([](std::function<void()> fn) { dc::Engine::instance().post(std::move(fn)); });
 }
 
+// A user thread that waits for its operations runs the engine's handlers itself (caller-driven
+// progress): a fork parks it between handlers as it would the engine thread.
+TEST(Fork, ChildInheritsNoLockOfADrivingCaller) {
+  std::atomic<bool> stop_driving{false};
+  std::atomic<bool> driven{false};
+  std::thread driver([&] {
+    dc::Engine::instance().post([&] { driven = true; });
+    dc::Engine::instance().drive_until([&] { return stop_driving.load(); },
+                                       std::chrono::steady_clock::now() + std::chrono::seconds(60));
+  });
+  while (!driven) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  expect_children_find_lock_free([](std::function<void()> fn) { dc::Engine::instance().post(std::move(fn)); });
+  stop_driving = true;
+  dc::Engine::instance().post([] {});
+  driver.join();
+}
+
 TEST(Fork, ChildInheritsNoLockOfACodecWorker) {
   expect_children_find_lock_free([](std::function<void()> fn) { dc::CodecPool::instance().submit(std::move(fn)); });
 }

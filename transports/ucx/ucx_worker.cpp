@@ -99,7 +99,7 @@ UcxWorker::UcxWorker(boost::asio::io_context& io, const UcxApi& api)
   try {
     ucp_worker_params_t wp{};
     wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
-    wp.thread_mode = UCS_THREAD_MODE_SINGLE;  // the engine thread only
+    wp.thread_mode = UCS_THREAD_MODE_SERIALIZED;  // whichever thread runs the engine, one at a time
     check(api_, api_.worker_create(context_, &wp, &worker_), "worker creation");
     check(api_, api_.worker_get_efd(worker_, &event_fd_), "event fd");
     ucp_am_handler_param_t handler{};

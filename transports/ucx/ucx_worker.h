@@ -4,7 +4,8 @@
 // the engine's epoll (ucp_worker_arm's protocol). Created on first use, so a process that forks
 // its bootstrap first (the rendezvous root may be forked) never carries UCX state across the fork;
 // freed when its last user goes. Incoming active messages are dispatched to connections by the
-// connection id in their header. Engine thread only.
+// connection id in their header. Engine handlers only (run by one thread at a time, not always the
+// same one: UCS_THREAD_MODE_SERIALIZED).
 #pragma once
 
 #include <sys/types.h>

@@ -1,0 +1,128 @@
+// The progress engine's baton (src/exec/engine.h): a thread waiting for engine work runs the
+// handlers itself, one thread at a time, and the engine thread takes over again when nobody drives.
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <thread>
+
+#include "src/exec/engine.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+dc::Engine& engine() { return dc::Engine::instance(); }
+
+// Where a handler posted now runs, waiting for it without driving (bounded).
+std::thread::id thread_running_a_post() {
+  auto ran_on = std::make_shared<std::promise<std::thread::id>>();
+  auto result = ran_on->get_future();
+  dc::Engine::Waiting waiting(engine());
+  engine().post([ran_on] { ran_on->set_value(std::this_thread::get_id()); });
+  EXPECT_EQ(result.wait_for(5s), std::future_status::ready) << "nobody ran the engine";
+  return result.valid() ? result.get() : std::thread::id();
+}
+
+double cpu_seconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_utime.tv_sec + usage.ru_stime.tv_sec + (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+}
+
+// A chain of handlers, each posting the next, until one runs on the thread that drives: the engine
+// thread may run the first ones, then lets go of the baton to the caller that asked for it.
+void post_until_run_on(std::thread::id caller, std::atomic<bool>* ran_on_caller) {
+  engine().post([caller, ran_on_caller] {
+    if (std::this_thread::get_id() == caller) *ran_on_caller = true;
+    else post_until_run_on(caller, ran_on_caller);
+  });
+}
+
+TEST(Engine, DrivingCallerRunsTheHandlers) {
+  std::atomic<bool> ran_on_caller{false};
+  post_until_run_on(std::this_thread::get_id(), &ran_on_caller);
+  EXPECT_TRUE(engine().drive_until([&] { return ran_on_caller.load(); }, Clock::now() + 5s));
+}
+
+TEST(Engine, DriveEndsAtItsDeadline) {
+  const auto start = Clock::now();
+  EXPECT_FALSE(engine().drive_until([] { return false; }, start + 50ms));
+  const auto took = Clock::now() - start;
+  EXPECT_GE(took, 50ms);
+  EXPECT_LT(took, 2s);
+}
+
+// After a driver let go, work posted by a thread that only waits is run by the engine thread.
+TEST(Engine, EngineThreadTakesOverWhenNobodyDrives) {
+  std::atomic<bool> ran{false};
+  engine().post([&] { ran = true; });
+  ASSERT_TRUE(engine().drive_until([&] { return ran.load(); }, Clock::now() + 5s));
+  const std::thread::id runner = thread_running_a_post();
+  EXPECT_NE(runner, std::this_thread::get_id());
+  EXPECT_NE(runner, std::thread::id());
+  // Without any waiter either, the engine thread resumes after the park.
+  std::atomic<bool> late{false};
+  engine().post([&] { late = true; });
+  const auto deadline = Clock::now() + 5s;
+  while (!late && Clock::now() < deadline) std::this_thread::sleep_for(1ms);
+  EXPECT_TRUE(late) << "a post after a driver let go was never run";
+}
+
+// One thread drives at a time: a second caller does not, and its work is run by the one that does.
+TEST(Engine, SecondCallerDoesNotDriveAlongside) {
+  std::atomic<bool> release_driver{false};
+  std::atomic<bool> driving{false};
+  std::thread driver([&] {
+    engine().post([&] { driving = true; });
+    engine().drive_until([&] { return release_driver.load(); }, Clock::now() + 10s);
+  });
+  const auto deadline = Clock::now() + 5s;
+  while (!driving && Clock::now() < deadline) std::this_thread::sleep_for(1ms);
+  ASSERT_TRUE(driving);
+  std::atomic<int> concurrent{0}, most{0};
+  auto handler = [&] {
+    const int now = ++concurrent;
+    most = std::max(most.load(), now);
+    std::this_thread::sleep_for(1ms);
+    --concurrent;
+  };
+  std::atomic<int> done{0};
+  for (int i = 0; i < 20; ++i) engine().post([&] { handler(); ++done; });
+  // Returns false at once (another thread drives) or true once the driver ran everything.
+  const bool drove = engine().drive_until([&] { return done == 20; }, Clock::now() + 5s);
+  dc::Engine::Waiting waiting(engine());
+  while (done < 20 && Clock::now() < deadline + 5s) std::this_thread::sleep_for(1ms);
+  EXPECT_EQ(done, 20) << "drive_until returned " << drove;
+  EXPECT_EQ(most, 1) << "handlers ran on two threads at once";
+  release_driver = true;
+  engine().post([] {});
+  driver.join();
+}
+
+TEST(Engine, HandlerDoesNotDriveInsideItself) {
+  std::atomic<bool> inner_returned{false}, inner_result{true};
+  engine().post([&] {
+    inner_result = engine().drive_until([] { return false; }, Clock::now() + 1s);
+    inner_returned = true;
+  });
+  const auto start = Clock::now();
+  ASSERT_TRUE(engine().drive_until([&] { return inner_returned.load(); }, start + 5s));
+  EXPECT_FALSE(inner_result);
+  EXPECT_LT(Clock::now() - start, 500ms) << "a nested drive waited for its deadline";
+}
+
+// Waiting costs no core: neither the driving caller (blocked in epoll) nor the parked engine thread
+// spins (tests run 8 ranks on 2 cores).
+TEST(Engine, DrivingAnIdleEngineDoesNotSpin) {
+  const double before = cpu_seconds();
+  const auto start = Clock::now();
+  engine().drive_until([] { return false; }, start + 500ms);
+  const double wall = std::chrono::duration<double>(Clock::now() - start).count();
+  EXPECT_LT(cpu_seconds() - before, 0.05 * wall) << "an idle driven engine used CPU";
+}
+
+}  // namespace
