@@ -1,6 +1,7 @@
 #include "src/exec/engine.h"
 
 #include <pthread.h>
+#include <sched.h>
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
@@ -17,6 +18,23 @@ using Clock = std::chrono::steady_clock;
 // How often the parked engine thread looks whether a driving caller let go of the baton (a release
 // wakes it only when someone waits for the engine): the longest a release goes unnoticed.
 constexpr std::chrono::milliseconds kDriverCheck{1};
+// How long a driving caller polls for events (yielding the core between polls) before it blocks
+// in epoll: a peer's reply due within microseconds then costs no sleep and wake-up.
+constexpr std::chrono::microseconds kDriverSpin{40};
+// A poll and yield that took longer than this ran another thread: the core is contended.
+constexpr std::chrono::microseconds kYieldedAway{10};
+
+// Runs handlers through `run` (one of the io_context's run calls); a handler must never throw, and
+// if one does it is reported and the engine goes on.
+template <class Run>
+size_t guarded(Run run) {
+  try {
+    return run();
+  } catch (const std::exception& e) {
+    DC_WARN("progress engine: unexpected exception from a handler: %s", e.what());
+    return 1;
+  }
+}
 
 Engine* g_engine = nullptr;
 std::mutex g_engine_mutex;
@@ -53,14 +71,15 @@ Engine::~Engine() {
 
 void Engine::post(std::function<void()> fn) { boost::asio::post(io_, std::move(fn)); }
 
+size_t Engine::poll_handlers() {
+  return guarded([this] { return io_.poll(); });
+}
+
 void Engine::run_one_handler(Clock::time_point deadline) {
-  try {
-    if (deadline == Clock::time_point::max()) io_.run_one();  // returns at once once stopped
-    else io_.run_one_until(deadline);
-  } catch (const std::exception& e) {
-    // A handler must never throw; if one does, report it and keep the engine alive.
-    DC_WARN("progress engine: unexpected exception from a handler: %s", e.what());
-  }
+  guarded([this, deadline] {
+    // run_one returns at once when the io_context is stopped; run_one_until would retry until then.
+    return deadline == Clock::time_point::max() ? io_.run_one() : io_.run_one_until(deadline);
+  });
 }
 
 bool Engine::engine_thread_reclaims(Clock::time_point now) const {
@@ -118,9 +137,22 @@ bool Engine::drive_until(const std::function<bool()>& done, Clock::time_point de
     if (asked) --wanting_;
     holder_ = Holder::Caller;
   }
+  auto spin_end = Clock::now() + kDriverSpin;
   while (!done() && !io_.stopped()) {
-    if (Clock::now() >= deadline) break;
+    const auto now = Clock::now();
+    if (now >= deadline) break;
+    if (now < spin_end) {  // poll (epoll without blocking), yielding the core between polls
+      if (poll_handlers() > 0) {
+        spin_end = Clock::now() + kDriverSpin;
+      } else {
+        sched_yield();
+        // Other threads wanted this core (the yield ran them): sleep instead of polling on.
+        if (Clock::now() - now > kYieldedAway) spin_end = now;
+      }
+      continue;
+    }
     run_one_handler(deadline);
+    spin_end = Clock::now() + kDriverSpin;
   }
   bool needed;
   {

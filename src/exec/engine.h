@@ -12,6 +12,8 @@
 // unclaimed for kStickyPark, so that calls in a loop take it without waking anyone; past that, or
 // at once when a thread waits without driving (another thread drives), the engine thread takes it
 // back and blocks in epoll as before: work posted while nobody drives waits a millisecond at most.
+// A driving caller polls briefly (yielding the core) before it blocks in epoll, so that a reply due
+// within microseconds costs no sleep and wake-up; it stops polling when a yield ran another thread.
 #pragma once
 
 #include <chrono>
@@ -61,6 +63,8 @@ class Engine {
   void run();
   // Runs one handler (blocking until there is one); a handler that throws is reported.
   void run_one_handler(std::chrono::steady_clock::time_point deadline);
+  // Runs the handlers ready now without blocking; how many ran.
+  size_t poll_handlers();
   // The engine thread's turn: whether it takes the baton now (mutex_ held).
   bool engine_thread_reclaims(std::chrono::steady_clock::time_point now) const;
 
