@@ -6,11 +6,17 @@ ucx_perftest in its blocking mode (-E sleep), on the same UCX transports (UCX_TL
 Messages in flight are alike: sendrecv on 2 ranks keeps one message in flight in each direction
 (each rank sends one and receives one per call), so the bandwidth peer is two ucx_perftest pairs
 at once, one per direction, each with one outstanding send (ucp_am_bw -O 1): two flows of one
-message each. One pair alone (one flow) is measured too, for reference. Latency: the time of an 8 B
-sendrecv call against ucx_perftest's one-way latency (ucp_am_lat, half a round trip). DeepComm's own
-TCP transport runs in each round too: what a DeepComm call costs apart from the transport; and
-DeepComm over UCX with registered buffers (sendrecv_perf -R 1: dcCommRegister), where UCX reads and
-writes the caller's memory directly instead of through the staging copies ordinary memory takes.
+message each (--flow-iters messages per flow, so that the two, started as separate processes,
+overlap for nearly all of their run). One pair alone (one flow) is measured too, for reference.
+Latency: the time of an 8 B sendrecv call against ucx_perftest's one-way latency (ucp_am_lat, half
+a round trip).
+
+Memory alike: ucx_perftest allocates its buffers with ucp_mem_map (UCP_MEM_MAP_ALLOCATE), memory
+registered with UCX that it reads and writes in place; so the DeepComm run compared with it uses
+registered buffers too (sendrecv_perf -R 1: dcCommRegister, UCX's zero-copy path). DeepComm over
+UCX in ordinary memory, which UCX sends from and receives into staging copies (an operation that
+fails must get its buffers back while UCX may still move bytes: docs/architecture.md), runs in each
+round beside it, and so does DeepComm's own TCP transport: what a DeepComm call costs apart from UCX.
 
   /usr/bin/python3 bench/compare/ucx_p2p.py --build build-bench --tls tcp,sm --pairs 7
 """
@@ -36,6 +42,9 @@ def parse_args():
     p.add_argument("--tls", default="tcp,sm", help="comma list of UCX_TLS values")
     p.add_argument("--pairs", type=int, default=7)
     p.add_argument("--iters", type=int, default=500)
+    p.add_argument("--flow-iters", type=int, default=5000,
+                   help="messages per ucx_perftest bandwidth flow: two flows start apart (two processes "
+                        "each), and a short flow runs partly alone, inflating its bandwidth")
     p.add_argument("--warmup", type=int, default=50)
     p.add_argument("--port", type=int, default=13400, help="first TCP port of ucx_perftest's exchange")
     p.add_argument("--save", default=None, help="write the raw results (JSON) here")
@@ -71,14 +80,37 @@ def final_line(out):
     raise RuntimeError("ucx_perftest printed no result:\n" + out)
 
 
-def perftest(a, tls, test, size, flows, port):
+def wait_listening(ports, timeout_s=30):
+    """Returns once a TCP socket listens on each port (from /proc/net/tcp, tcp6)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        listening = set()
+        for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+            try:
+                with open(table) as f:
+                    for line in f.readlines()[1:]:
+                        fields = line.split()
+                        if fields[3] == "0A":  # LISTEN
+                            listening.add(int(fields[1].rsplit(":", 1)[1], 16))
+            except FileNotFoundError:
+                continue
+        if all(p in listening for p in ports):
+            return
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"ucx_perftest servers did not listen on ports {ports} within {timeout_s} s")
+        time.sleep(0.01)
+
+
+def perftest(a, tls, test, size, flows, port, iters):
     """ucx_perftest -E sleep: per flow, [avg latency us, overall bandwidth GB/s] of `flows` pairs at once."""
     env = env_with(UCX_TLS=tls, UCX_NET_DEVICES=net_device())
     servers = [subprocess.Popen(["ucx_perftest", "-p", str(port + i)], env=env, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL) for i in range(flows)]
-    time.sleep(0.3)  # the servers listen
+    # Clients start only once every server listens: a client refused by a server still starting
+    # retries a second later, and its flow then runs partly alone.
+    wait_listening([port + i for i in range(flows)])
     clients = [subprocess.Popen(["ucx_perftest", "127.0.0.1", "-p", str(port + i), "-t", test, "-s", str(size),
-                                 "-n", str(a.iters), "-w", str(a.warmup), "-O", "1", "-E", "sleep"],
+                                 "-n", str(iters), "-w", str(a.warmup), "-O", "1", "-E", "sleep"],
                                 env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
                for i in range(flows)]
     results = []
@@ -112,10 +144,10 @@ def main():
             dc = deepcomm(a, "ucx-all", tls)
             dc_reg = deepcomm(a, "ucx-all", tls, register=True)
             dc_tcp = deepcomm(a, "tcp", tls)
-            two = perftest(a, tls, "ucp_am_bw", BW_BYTES, 2, port)[1]
-            one = perftest(a, tls, "ucp_am_bw", BW_BYTES, 1, port + 5)[1]
-            lat = perftest(a, tls, "ucp_am_lat", LAT_BYTES, 1, port + 7)[0]
-            rounds.append({"dc_bw": dc["bw_gbs"], "dc_lat": dc["lat_us"], "dc_reg_bw": dc_reg["bw_gbs"],
+            two = perftest(a, tls, "ucp_am_bw", BW_BYTES, 2, port, a.flow_iters)[1]
+            one = perftest(a, tls, "ucp_am_bw", BW_BYTES, 1, port + 5, a.flow_iters)[1]
+            lat = perftest(a, tls, "ucp_am_lat", LAT_BYTES, 1, port + 7, a.iters)[0]
+            rounds.append({"dc_bw": dc["bw_gbs"], "dc_reg_bw": dc_reg["bw_gbs"], "dc_reg_lat": dc_reg["lat_us"],
                            "pt_bw_two": two, "pt_bw_one": one,
                            "pt_lat": lat, "tcp_bw": dc_tcp["bw_gbs"], "tcp_lat": dc_tcp["lat_us"]})
             print(f"UCX_TLS={tls} round {rnd + 1}: {rounds[-1]}", file=sys.stderr, flush=True)
@@ -123,18 +155,18 @@ def main():
     if a.save:
         with open(a.save, "w") as f:
             json.dump(runs, f)
-    print("| UCX_TLS | DeepComm 1 MiB (GB/s) | ucx_perftest, 2 flows (GB/s per flow) | ratio | "
-          "ucx_perftest, 1 flow | ratio | DeepComm 8 B (us) | ucx_perftest 8 B one-way (us) | latency ratio | "
-          "DeepComm 1 MiB, registered buffers (GB/s) | its ratio (2 flows) | "
+    print("| UCX_TLS | DeepComm 1 MiB, registered (GB/s) | ucx_perftest, 2 flows (GB/s per flow) | ratio (2 flows) | "
+          "ucx_perftest, 1 flow (GB/s) | ratio (1 flow) | DeepComm 8 B (us) | ucx_perftest 8 B one-way (us) | "
+          "latency ratio | DeepComm 1 MiB, ordinary memory (GB/s) | its ratio (2 flows) | "
           "DeepComm TCP transport 1 MiB (GB/s) | 8 B (us) |")
     print("|" + " --- |" * 13)
     for tls, rounds in runs.items():
         med = lambda k: statistics.median(r[k] for r in rounds)  # noqa: E731
         ratio = lambda x, y: statistics.median(r[x] / r[y] for r in rounds)  # noqa: E731
-        print(f"| {tls} | {med('dc_bw'):.3g} | {med('pt_bw_two'):.3g} | {ratio('dc_bw', 'pt_bw_two'):.2f} | "
-              f"{med('pt_bw_one'):.3g} | {ratio('dc_bw', 'pt_bw_one'):.2f} | {med('dc_lat'):.3g} | "
-              f"{med('pt_lat'):.3g} | {ratio('dc_lat', 'pt_lat'):.2f} | {med('dc_reg_bw'):.3g} | "
-              f"{ratio('dc_reg_bw', 'pt_bw_two'):.2f} | {med('tcp_bw'):.3g} | {med('tcp_lat'):.3g} |")
+        print(f"| {tls} | {med('dc_reg_bw'):.3g} | {med('pt_bw_two'):.3g} | {ratio('dc_reg_bw', 'pt_bw_two'):.2f} | "
+              f"{med('pt_bw_one'):.3g} | {ratio('dc_reg_bw', 'pt_bw_one'):.2f} | {med('dc_reg_lat'):.3g} | "
+              f"{med('pt_lat'):.3g} | {ratio('dc_reg_lat', 'pt_lat'):.2f} | {med('dc_bw'):.3g} | "
+              f"{ratio('dc_bw', 'pt_bw_two'):.2f} | {med('tcp_bw'):.3g} | {med('tcp_lat'):.3g} |")
 
 
 if __name__ == "__main__":
