@@ -8,6 +8,7 @@
 
 #include "src/base/fork_park.h"
 #include "src/base/log.h"
+#include "src/base/poll_hooks.h"
 
 namespace dc {
 
@@ -137,12 +138,15 @@ bool Engine::drive_until(const std::function<bool()>& done, Clock::time_point de
     if (asked) --wanting_;
     holder_ = Holder::Caller;
   }
+  poll_hooks::PollingScope polling;  // a poll hook may leave its wake-up unarmed meanwhile
   auto spin_end = Clock::now() + kDriverSpin;
   while (!done() && !io_.stopped()) {
     const auto now = Clock::now();
     if (now >= deadline) break;
-    if (now < spin_end) {  // poll (epoll without blocking), yielding the core between polls
-      if (poll_handlers() > 0) {
+    // Poll epoll (without blocking) and the poll hooks, yielding the core between polls.
+    if (now < spin_end) {
+      const bool handled = poll_handlers() > 0;
+      if (poll_hooks::poll_all() || handled) {
         spin_end = Clock::now() + kDriverSpin;
       } else {
         sched_yield();
@@ -151,9 +155,14 @@ bool Engine::drive_until(const std::function<bool()>& done, Clock::time_point de
       }
       continue;
     }
+    if (!poll_hooks::arm_all()) {  // work came meanwhile: poll on
+      spin_end = Clock::now() + kDriverSpin;
+      continue;
+    }
     run_one_handler(deadline);
     spin_end = Clock::now() + kDriverSpin;
   }
+  poll_hooks::settle_all();
   bool needed;
   {
     std::lock_guard<std::mutex> lock(mutex_);

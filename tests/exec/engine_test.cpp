@@ -8,6 +8,7 @@
 #include <future>
 #include <thread>
 
+#include "src/base/poll_hooks.h"
 #include "src/exec/engine.h"
 
 namespace {
@@ -123,6 +124,61 @@ TEST(Engine, DrivingAnIdleEngineDoesNotSpin) {
   engine().drive_until([] { return false; }, start + 500ms);
   const double wall = std::chrono::duration<double>(Clock::now() - start).count();
   EXPECT_LT(cpu_seconds() - before, 0.05 * wall) << "an idle driven engine used CPU";
+}
+
+// A poll hook (UCX's worker) is polled while the driver polls, armed before it blocks, and told
+// when the driver lets go; the driver's handlers see it polling, the engine thread's do not.
+TEST(Engine, DriverPollsTheHooksAndArmsThemBeforeItBlocks) {
+  std::atomic<int> polls{0}, arms{0}, settles{0};
+  const uint64_t id = dc::poll_hooks::add({[&] { ++polls; return false; }, [&] { ++arms; return true; },
+                                           [&] { ++settles; }});
+  EXPECT_FALSE(engine().drive_until([] { return false; }, Clock::now() + 30ms));
+  dc::poll_hooks::remove(id);
+  EXPECT_GT(polls, 0);
+  EXPECT_GE(arms, 1) << "the driver blocked without arming the hook";
+  EXPECT_EQ(settles, 1);
+}
+
+TEST(Engine, BusyHookKeepsTheDriverPolling) {
+  std::atomic<int> arms{0};
+  const uint64_t id = dc::poll_hooks::add({[] { return false; }, [&] { return ++arms > 3; }, [] {}});
+  EXPECT_FALSE(engine().drive_until([] { return false; }, Clock::now() + 30ms));
+  dc::poll_hooks::remove(id);
+  EXPECT_GE(arms, 4) << "a hook that was busy was not armed again";
+}
+
+TEST(Engine, OnlyTheDriversHandlersSeeItPolling) {
+  // A chain of handlers until one runs on the driving caller (the engine thread may run the first).
+  std::atomic<int> seen{-1};
+  const std::thread::id caller = std::this_thread::get_id();
+  std::function<void()> look = [&] {
+    if (std::this_thread::get_id() == caller) seen = dc::poll_hooks::polling_here();
+    else engine().post(look);
+  };
+  engine().post(look);
+  ASSERT_TRUE(engine().drive_until([&] { return seen >= 0; }, Clock::now() + 5s));
+  EXPECT_EQ(seen, 1);
+  EXPECT_FALSE(dc::poll_hooks::polling_here()) << "still marked polling after the drive";
+  auto on_engine_thread = std::make_shared<std::promise<bool>>();
+  auto result = on_engine_thread->get_future();
+  dc::Engine::Waiting waiting(engine());
+  engine().post([on_engine_thread] { on_engine_thread->set_value(dc::poll_hooks::polling_here()); });
+  ASSERT_EQ(result.wait_for(5s), std::future_status::ready);
+  EXPECT_FALSE(result.get());
+}
+
+TEST(PollHooks, HookMayRemoveItselfWhilePolled) {
+  std::atomic<int> polls{0};
+  auto id = std::make_shared<uint64_t>(0);
+  *id = dc::poll_hooks::add({[&, id] {
+                               ++polls;
+                               dc::poll_hooks::remove(*id);
+                               return true;
+                             },
+                             [] { return true; }, [] {}});
+  EXPECT_TRUE(dc::poll_hooks::poll_all());
+  EXPECT_FALSE(dc::poll_hooks::poll_all());
+  EXPECT_EQ(polls, 1);
 }
 
 }  // namespace

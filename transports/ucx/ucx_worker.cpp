@@ -11,6 +11,7 @@
 
 #include "src/base/error.h"
 #include "src/base/log.h"
+#include "src/base/poll_hooks.h"
 #include "src/base/shareable_memory.h"
 #include "transports/ucx/ucx_channel.h"
 #include "transports/ucx/ucx_policy.h"
@@ -75,6 +76,7 @@ std::shared_ptr<UcxWorker> UcxWorker::get(boost::asio::io_context& io) {
   auto worker = std::shared_ptr<UcxWorker>(new UcxWorker(io, ucx_api()));
   g_worker = worker;
   g_worker_pid = getpid();
+  worker->add_poll_hook();
   worker->kick();
   return worker;
 }
@@ -128,6 +130,7 @@ UcxWorker::UcxWorker(boost::asio::io_context& io, const UcxApi& api)
 
 UcxWorker::~UcxWorker() {
   if (pid_ != getpid()) return;  // a fork's copy: UCX belongs to the parent
+  if (poll_hook_) poll_hooks::remove(poll_hook_);
   UcxEntry entry;
   if (!entry) return;  // the process is exiting: UCX goes with it
   progress_until([this] { return closing_.empty(); }, kCloseWait);
@@ -235,12 +238,10 @@ void UcxWorker::progress_and_arm() {
   for (int round = 0; round < kRoundsPerTurn; ++round) {
     for (int i = 0; i < kProgressPerRound && api_.worker_progress(worker_); ++i) {
     }
-    const ucs_status_t s = api_.worker_arm(worker_);
-    if (s == UCS_OK) return wait_for_events();  // nothing pending: the event fd wakes us
-    if (s != UCS_ERR_BUSY) {
-      DC_WARN("ucx: arming the worker failed (%s); waiting on its event fd anyway", api_.status_string(s));
-      return wait_for_events();
-    }
+    armed_ = false;
+    // A driving caller polls the worker and arms it only before it blocks: arming after every
+    // event costs system calls here and a signal from each peer that sends to an armed worker.
+    if (poll_hooks::polling_here() || arm()) return;
   }
   kick();  // still busy: continue after the engine's other handlers
 }
@@ -257,6 +258,46 @@ void UcxWorker::wait_for_events() {
                   });
 }
 
+void UcxWorker::add_poll_hook() {
+  std::weak_ptr<UcxWorker> weak = weak_from_this();
+  poll_hook_ = poll_hooks::add(poll_hooks::Hook{
+      [weak] {
+        auto self = weak.lock();
+        return self && self->poll_once();
+      },
+      [weak] {
+        auto self = weak.lock();
+        return !self || self->arm_before_block();
+      },
+      [weak] {
+        auto self = weak.lock();
+        if (self && !self->armed_) self->kick();  // whoever runs the engine next arms it
+      }});
+}
+
+bool UcxWorker::poll_once() {
+  UcxEntry entry;
+  if (!entry) return false;
+  int progressed = 0;
+  while (progressed < kProgressPerRound && api_.worker_progress(worker_)) ++progressed;
+  if (progressed) armed_ = false;
+  return progressed > 0;
+}
+
+bool UcxWorker::arm_before_block() {
+  UcxEntry entry;
+  return !entry || armed_ || arm();
+}
+
+bool UcxWorker::arm() {
+  const ucs_status_t s = api_.worker_arm(worker_);
+  if (s == UCS_ERR_BUSY) return false;
+  if (s != UCS_OK) DC_WARN("ucx: arming the worker failed (%s); waiting on its event fd anyway", api_.status_string(s));
+  armed_ = s == UCS_OK;  // nothing pending: the event fd wakes us
+  wait_for_events();
+  return true;
+}
+
 bool UcxWorker::progress_until(const std::function<bool()>& done, std::chrono::milliseconds limit) {
   UcxEntry entry;
   if (!entry) return done();
@@ -269,6 +310,7 @@ bool UcxWorker::progress_until(const std::function<bool()>& done, std::chrono::m
     pollfd p{event_fd_, POLLIN, 0};
     poll(&p, 1, static_cast<int>(left.count()) + 1);
   }
+  armed_ = false;
   kick();  // the engine's own wait resumes with a fresh arm
   return done();
 }
@@ -278,6 +320,7 @@ void UcxWorker::drain() {
   if (!entry) return;
   for (int i = 0; i < 100000 && api_.worker_progress(worker_); ++i) {
   }
+  armed_ = false;
   kick();
 }
 

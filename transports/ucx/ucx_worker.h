@@ -84,7 +84,15 @@ class UcxWorker : public std::enable_shared_from_this<UcxWorker> {
   static void on_endpoint_error(void* arg, ucp_ep_h ep, ucs_status_t status);
   static void on_closed(void* request, ucs_status_t status, void* user_data);
   void progress_and_arm();
+  // ucp_worker_arm's protocol: false while UCX has work (progress again); else the event fd is
+  // waited on (also when arming failed: that is warned about).
+  bool arm();
   void wait_for_events();
+  // The engine's poll hook (src/base/poll_hooks.h): progress while a driving caller polls, and
+  // arming before it blocks.
+  void add_poll_hook();
+  bool poll_once();
+  bool arm_before_block();
   Mapped& map_range(void* addr, size_t size, uint64_t serial);
   void unmap(ucp_mem_h memh);
 
@@ -97,6 +105,8 @@ class UcxWorker : public std::enable_shared_from_this<UcxWorker> {
   boost::asio::posix::stream_descriptor efd_;
   bool waiting_ = false;
   bool kicked_ = false;
+  bool armed_ = false;  // ucp_worker_arm said UCS_OK and nothing progressed since
+  uint64_t poll_hook_ = 0;
   std::string address_;
   std::map<uint64_t, UcxChannel*> channels_;
   std::vector<void*> closing_;  // endpoint close requests in flight
