@@ -55,7 +55,7 @@ class OpBatch {
   std::mutex mutex_;
   std::condition_variable cv_;
   int outstanding_;
-  std::atomic<bool> finished_{false};  // outstanding_ reached 0 (read by a driving waiter)
+  std::atomic<bool> finished_;  // outstanding_ reached 0 (read by a driving waiter)
   Status status_;
 };
 
