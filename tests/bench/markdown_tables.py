@@ -22,3 +22,11 @@ def expect(row, column, value):
     """Ends the test naming the row (by its first cell) when the cell is not `value`."""
     if row.get(column) != value:
         sys.exit(f"{next(iter(row.values()), '')}: {column!r} is {row.get(column)!r}, expected {value!r}")
+
+
+def expect_cells(row, columns, values):
+    """expect() for each column with its value, in order."""
+    if len(columns) != len(values):
+        sys.exit(f"the test gives {len(values)} values for {len(columns)} columns")
+    for column, value in zip(columns, values):
+        expect(row, column, value)

@@ -13,7 +13,7 @@ import sys
 import tempfile
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-from markdown_tables import expect, tables  # noqa: E402
+from markdown_tables import expect, expect_cells, tables  # noqa: E402
 
 REPO = sys.argv[1]
 PLAN_CHOICE = os.path.join(REPO, "bench", "cluster", "plan_choice.py")
@@ -72,16 +72,10 @@ def main():
             sys.exit("'auto takes' printed without deepcomm-sim")
         one, big = measured
         # Bound: 2(h-1)/h * S / rate = 1 MiB * 8 / 1 Gbit/s = 8.39 ms; 64 MiB: 537 ms.
-        for row, bound, auto, ring, tree, best, ratio, times in (
-                (one, "8.39", "10", "12", "8", "tree", "1.25", "1.19"),
-                (big, "537", "650", "950", "620", "tree", "1.05", "1.21")):
-            expect(row, "bound (ms)", bound)
-            expect(row, "auto (ms)", auto)
-            expect(row, "ring (ms)", ring)
-            expect(row, "tree (ms)", tree)
-            expect(row, "best fixed", best)
-            expect(row, "auto / best fixed", ratio)
-            expect(row, "auto × bound", times)
+        columns = ("bound (ms)", "auto (ms)", "ring (ms)", "tree (ms)", "best fixed", "auto / best fixed",
+                   "auto × bound")
+        expect_cells(one, columns, ("8.39", "10", "12", "8", "tree", "1.25", "1.19"))
+        expect_cells(big, columns, ("537", "650", "950", "620", "tree", "1.05", "1.21"))
 
         # With a deepcomm-sim that prints fixed predictions.
         sim = os.path.join(build, "tools", "sim", "deepcomm-sim")
