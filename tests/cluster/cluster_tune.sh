@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # deepcomm-tune on 2 namespace hosts x 2 ranks over 1 Gbit/s links: the rules it writes name, at
-# each size of its own table, the fastest algorithm or the model's choice within the margin, cover the measured range without gaps, replace
-# the input file's rules of the same scope and keep the rest; an all-reduce loading the file runs
+# each size of its own table, the fastest algorithm or the model's choice within the margin, cover
+# the measured range without gaps, replace the input file's rules of the same scope and keep the
+# rest; an all-reduce loading the file runs
 # each size's rule (the benchmark's JSON names the plan); a rule the cost model would not choose is
 # still followed, DEEPCOMM_ALGO still wins over it, and bad rules and bad invocations fail clearly.
 #   usage: cluster_tune.sh DC_CLUSTER DEEPCOMM_RUN BENCH_DIR DEEPCOMM_TUNE
