@@ -7,9 +7,17 @@ Messages in flight are alike: sendrecv on 2 ranks keeps one message in flight in
 (each rank sends one and receives one per call), so the bandwidth peer is two ucx_perftest pairs
 at once, one per direction, each with one outstanding send (ucp_am_bw -O 1): two flows of one
 message each (--flow-iters messages per flow, so that the two, started as separate processes,
-overlap for nearly all of their run). One pair alone (one flow) is measured too, for reference.
-Latency: the time of an 8 B sendrecv call against ucx_perftest's one-way latency (ucp_am_lat, half
-a round trip).
+overlap for nearly all of their run).
+
+Placement decides the peer's speed on a small machine: a flow whose two processes share a core
+wakes its partner without an inter-processor wake-up and hands it data still in that core's
+cache, 2-3x faster than a flow across two cores; unpinned, the scheduler picks either, run by run.
+DeepComm's two ranks are two busy processes on two cores, each the sender of one direction and the
+receiver of the other. So the two flows run in three placements: "alike" (pinned as DeepComm's
+ranks: each of two cores runs one flow's sender and the other flow's receiver), "unpinned", and
+"flow per core" (each flow's two processes on one core: the peer's best, which a 2-rank
+sendrecv cannot take); and one flow alone, unpinned. Latency: the time of an 8 B sendrecv call
+against ucx_perftest's one-way latency (ucp_am_lat, half a round trip).
 
 Memory alike: ucx_perftest allocates its buffers with ucp_mem_map (UCP_MEM_MAP_ALLOCATE), memory
 registered with UCX that it reads and writes in place; so the DeepComm run compared with it uses
@@ -34,6 +42,18 @@ sys.dont_write_bytecode = True
 BW_BYTES = 1 << 20
 LAT_BYTES = 8
 MIB_PER_S = float(1 << 20) / 1e9  # ucx_perftest's MB/s are MiB/s; GB/s here are 10^9 B/s
+
+# The peer's bandwidth configurations, in the order of the table: (key, description, flows, port
+# offset in a round, placement). A placement gives each flow's (server core, client core) as
+# indices into the two cores used; None: unpinned.
+PEER_RUNS = (
+    ("alike", "2 flows, placed as DeepComm's ranks", 2, 2, ((1, 0), (0, 1))),
+    ("unpinned", "2 flows, unpinned", 2, 0, None),
+    ("flow_per_core", "2 flows, each on one core (the peer's best)", 2, 4, ((0, 0), (1, 1))),
+    ("one_flow", "1 flow, unpinned", 1, 6, None),
+)
+LAT_PORT_OFFSET = 8
+ROUND_PORTS = 10
 
 
 def parse_args():
@@ -80,10 +100,14 @@ def final_line(out):
     raise RuntimeError("ucx_perftest printed no result:\n" + out)
 
 
-def wait_listening(ports, timeout_s=30):
-    """Returns once a TCP socket listens on each port (from /proc/net/tcp, tcp6)."""
+def wait_listening(ports, servers, timeout_s=30):
+    """Returns once a TCP socket listens on each port (from /proc/net/tcp, tcp6); raises when a
+    server exited first."""
     deadline = time.monotonic() + timeout_s
     while True:
+        for port, server in zip(ports, servers):
+            if server.poll() is not None:
+                raise RuntimeError(f"ucx_perftest server on port {port} exited with status {server.returncode}")
         listening = set()
         for table in ("/proc/net/tcp", "/proc/net/tcp6"):
             try:
@@ -101,25 +125,37 @@ def wait_listening(ports, timeout_s=30):
         time.sleep(0.01)
 
 
-def perftest(a, tls, test, size, flows, port, iters):
-    """ucx_perftest -E sleep: per flow, [avg latency us, overall bandwidth GB/s] of `flows` pairs at once."""
+def pinned_to(cpu):
+    """A preexec_fn that runs the child on one core only (None: no pinning)."""
+    if cpu is None:
+        return None
+    return lambda: os.sched_setaffinity(0, {cpu})
+
+
+def perftest(a, tls, test, size, flows, port, iters, cores=None):
+    """ucx_perftest -E sleep: per flow, [avg latency us, overall bandwidth GB/s] of `flows` pairs at once.
+    cores: per flow, the (server, client) core it is pinned to; None: unpinned."""
     env = env_with(UCX_TLS=tls, UCX_NET_DEVICES=net_device())
+    server_core = [c[0] if cores else None for c in (cores or [None] * flows)]
+    client_core = [c[1] if cores else None for c in (cores or [None] * flows)]
     servers = [subprocess.Popen(["ucx_perftest", "-p", str(port + i)], env=env, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL) for i in range(flows)]
+                                stderr=subprocess.DEVNULL, preexec_fn=pinned_to(server_core[i])) for i in range(flows)]
     # Clients start only once every server listens: a client refused by a server still starting
     # retries a second later, and its flow then runs partly alone.
-    wait_listening([port + i for i in range(flows)])
+    wait_listening([port + i for i in range(flows)], servers)
     clients = [subprocess.Popen(["ucx_perftest", "127.0.0.1", "-p", str(port + i), "-t", test, "-s", str(size),
                                  "-n", str(iters), "-w", str(a.warmup), "-O", "1", "-E", "sleep"],
-                                env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                                env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                preexec_fn=pinned_to(client_core[i]))
                for i in range(flows)]
     results = []
     for c in clients:
         out, _ = c.communicate(timeout=300)
         f = final_line(out)  # iterations, lat 50%, lat avg, lat overall, bw avg, bw overall, ...
         results.append((f[2], f[5] * MIB_PER_S))
-    for s in servers:
-        s.wait(timeout=60)
+    for i, s in enumerate(servers):
+        if s.wait(timeout=60) != 0:
+            raise RuntimeError(f"ucx_perftest server on port {port + i} exited with status {s.returncode}")
     return [statistics.mean(x) for x in zip(*results)]
 
 
@@ -134,39 +170,63 @@ def net_device():
     return "lo"
 
 
+def peer_runs(two_cores):
+    """The configurations this machine can run: pinned ones need two cores."""
+    return [r for r in PEER_RUNS if r[4] is None or two_cores]
+
+
+def measure_round(a, tls, port, two_cores):
+    dc = deepcomm(a, "ucx-all", tls)
+    dc_reg = deepcomm(a, "ucx-all", tls, register=True)
+    dc_tcp = deepcomm(a, "tcp", tls)
+    result = {"dc_bw": dc["bw_gbs"], "dc_reg_bw": dc_reg["bw_gbs"], "dc_reg_lat": dc_reg["lat_us"],
+              "tcp_bw": dc_tcp["bw_gbs"], "tcp_lat": dc_tcp["lat_us"]}
+    for key, _, flows, offset, placement in peer_runs(two_cores):
+        cores = [(two_cores[s], two_cores[c]) for s, c in placement] if placement else None
+        result["pt_bw_" + key] = perftest(a, tls, "ucp_am_bw", BW_BYTES, flows, port + offset, a.flow_iters, cores)[1]
+    result["pt_lat"] = perftest(a, tls, "ucp_am_lat", LAT_BYTES, 1, port + LAT_PORT_OFFSET, a.iters)[0]
+    return result
+
+
+def print_tables(runs, two_cores):
+    print("| UCX_TLS | ucx_perftest | ucx_perftest 1 MiB (GB/s per flow) | DeepComm 1 MiB, registered (GB/s) | ratio | "
+          "DeepComm 1 MiB, ordinary memory (GB/s) | its ratio |")
+    print("|" + " --- |" * 7)
+    for tls, rounds in runs.items():
+        med = lambda k: statistics.median(r[k] for r in rounds)  # noqa: E731
+        ratio = lambda x, y: statistics.median(r[x] / r[y] for r in rounds)  # noqa: E731
+        for key, description, *_ in peer_runs(two_cores):
+            peer = "pt_bw_" + key
+            print(f"| {tls} | {description} | {med(peer):.3g} | {med('dc_reg_bw'):.3g} | {ratio('dc_reg_bw', peer):.2f} | "
+                  f"{med('dc_bw'):.3g} | {ratio('dc_bw', peer):.2f} |")
+    print()
+    print("| UCX_TLS | DeepComm 8 B, registered (us) | ucx_perftest 8 B one-way (us) | latency ratio | "
+          "DeepComm TCP transport 1 MiB (GB/s) | DeepComm TCP transport 8 B (us) |")
+    print("|" + " --- |" * 6)
+    for tls, rounds in runs.items():
+        med = lambda k: statistics.median(r[k] for r in rounds)  # noqa: E731
+        ratio = statistics.median(r["dc_reg_lat"] / r["pt_lat"] for r in rounds)
+        print(f"| {tls} | {med('dc_reg_lat'):.3g} | {med('pt_lat'):.3g} | {ratio:.2f} | {med('tcp_bw'):.3g} | "
+              f"{med('tcp_lat'):.3g} |")
+
+
 def main():
     a = parse_args()
+    cores = sorted(os.sched_getaffinity(0))
+    two_cores = cores[:2] if len(cores) >= 2 else None
+    if not two_cores:
+        print("one core only: the pinned ucx_perftest placements are left out", file=sys.stderr)
     runs = {}
     for tls in a.tls.split(","):
         rounds = []
         for rnd in range(a.pairs):
-            port = a.port + 10 * (rnd % 5)
-            dc = deepcomm(a, "ucx-all", tls)
-            dc_reg = deepcomm(a, "ucx-all", tls, register=True)
-            dc_tcp = deepcomm(a, "tcp", tls)
-            two = perftest(a, tls, "ucp_am_bw", BW_BYTES, 2, port, a.flow_iters)[1]
-            one = perftest(a, tls, "ucp_am_bw", BW_BYTES, 1, port + 5, a.flow_iters)[1]
-            lat = perftest(a, tls, "ucp_am_lat", LAT_BYTES, 1, port + 7, a.iters)[0]
-            rounds.append({"dc_bw": dc["bw_gbs"], "dc_reg_bw": dc_reg["bw_gbs"], "dc_reg_lat": dc_reg["lat_us"],
-                           "pt_bw_two": two, "pt_bw_one": one,
-                           "pt_lat": lat, "tcp_bw": dc_tcp["bw_gbs"], "tcp_lat": dc_tcp["lat_us"]})
+            rounds.append(measure_round(a, tls, a.port + ROUND_PORTS * (rnd % 5), two_cores))
             print(f"UCX_TLS={tls} round {rnd + 1}: {rounds[-1]}", file=sys.stderr, flush=True)
         runs[tls] = rounds
     if a.save:
         with open(a.save, "w") as f:
             json.dump(runs, f)
-    print("| UCX_TLS | DeepComm 1 MiB, registered (GB/s) | ucx_perftest, 2 flows (GB/s per flow) | ratio (2 flows) | "
-          "ucx_perftest, 1 flow (GB/s) | ratio (1 flow) | DeepComm 8 B (us) | ucx_perftest 8 B one-way (us) | "
-          "latency ratio | DeepComm 1 MiB, ordinary memory (GB/s) | its ratio (2 flows) | "
-          "DeepComm TCP transport 1 MiB (GB/s) | 8 B (us) |")
-    print("|" + " --- |" * 13)
-    for tls, rounds in runs.items():
-        med = lambda k: statistics.median(r[k] for r in rounds)  # noqa: E731
-        ratio = lambda x, y: statistics.median(r[x] / r[y] for r in rounds)  # noqa: E731
-        print(f"| {tls} | {med('dc_reg_bw'):.3g} | {med('pt_bw_two'):.3g} | {ratio('dc_reg_bw', 'pt_bw_two'):.2f} | "
-              f"{med('pt_bw_one'):.3g} | {ratio('dc_reg_bw', 'pt_bw_one'):.2f} | {med('dc_reg_lat'):.3g} | "
-              f"{med('pt_lat'):.3g} | {ratio('dc_reg_lat', 'pt_lat'):.2f} | {med('dc_bw'):.3g} | "
-              f"{ratio('dc_bw', 'pt_bw_two'):.2f} | {med('tcp_bw'):.3g} | {med('tcp_lat'):.3g} |")
+    print_tables(runs, two_cores)
 
 
 if __name__ == "__main__":
