@@ -66,7 +66,7 @@ bool wait_until_unused(dcComm* comm, int timeout_ms) {
 // Called from the issuing thread only (one thread per communicator), so the cache needs no lock
 // against other callers; the engine only reads the shared_ptr it is handed.
 std::shared_ptr<const PreparedPlan> prepared_plan(dcComm* comm, const PlanRequest& request) {
-  const std::string key = request.key();
+  const PlanRequest::Key key = request.key();
   auto it = comm->plan_cache.find(key);
   if (it != comm->plan_cache.end()) return it->second;
   if (comm->plan_cache.size() >= 256) comm->plan_cache.clear();

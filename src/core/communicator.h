@@ -49,7 +49,7 @@ struct dcComm {
   uint64_t next_split_seq = 0;
   uint64_t next_shrink_seq = 0;
   std::vector<dc::PreMulSumOp> premul_ops;
-  std::map<std::string, std::shared_ptr<const dc::PreparedPlan>> plan_cache;
+  std::map<dc::PlanRequest::Key, std::shared_ptr<const dc::PreparedPlan>> plan_cache;
 
   // Nonblocking communicators: set-up running on init_thread, and the batches of calls that
   // returned dcInProgress (dcCommGetAsyncError reports progress until they finished).

@@ -1,6 +1,5 @@
 // make_plan: validation, logical buffer sizes, the selector's choice, and the chosen generator.
 #include <limits>
-#include <sstream>
 #include <string>
 
 #include "src/base/error.h"
@@ -114,12 +113,10 @@ Plan make_plan(const PlanRequest& asked) {
   return plan;
 }
 
-std::string PlanRequest::key() const {
-  std::ostringstream k;
-  k << collective << '/' << nranks << '/' << rank << '/' << root << '/' << count << '/' << elem_size << '/'
-    << in_place << '/' << algorithms.canonical() << '/' << (cluster ? cluster->hash() : 0) << '/' << chunk_bytes
-    << '/' << tree_threshold_bytes << '/' << (compression ? compression->to_string() : "");
-  return k.str();
+PlanRequest::Key PlanRequest::key() const {
+  return Key{collective, nranks, rank, root, count, elem_size, in_place, algorithms.canonical(),
+             cluster ? cluster->hash() : 0, chunk_bytes, tree_threshold_bytes,
+             compression ? compression->to_string() : std::string()};
 }
 
 PlanRequest make_request(const CommView& comm, dcCollective_t collective, uint64_t count, size_t elem_size,

@@ -9,6 +9,7 @@
 // (float32, indexed like the operation's elements), which outlives the call.
 #pragma once
 
+#include <compare>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -131,7 +132,20 @@ struct PlanRequest {
   // generators apply, and their messages are this spec's.
   std::optional<compression::Spec> compression;
 
-  std::string key() const;
+  // Every input above, the way the plan cache compares them (built on each call: no formatting).
+  struct Key {
+    dcCollective_t collective;
+    int nranks, rank, root;
+    uint64_t count;
+    size_t elem_size;
+    bool in_place;
+    std::string algorithms;  // the filter's canonical text ("auto" when none)
+    uint64_t cluster;        // the cluster view's digest (0: none)
+    uint64_t chunk_bytes, tree_threshold_bytes;
+    std::string compression;  // the spec's text ("" when none)
+    auto operator<=>(const Key&) const = default;
+  };
+  Key key() const;
 };
 
 // The plan-shaping settings of a communicator, agreed by all its ranks.
