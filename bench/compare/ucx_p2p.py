@@ -136,8 +136,7 @@ def perftest(a, tls, test, size, flows, port, iters, cores=None):
     """ucx_perftest -E sleep: per flow, [avg latency us, overall bandwidth GB/s] of `flows` pairs at once.
     cores: per flow, the (server, client) core it is pinned to; None: unpinned."""
     env = env_with(UCX_TLS=tls, UCX_NET_DEVICES=net_device())
-    server_core = [c[0] if cores else None for c in (cores or [None] * flows)]
-    client_core = [c[1] if cores else None for c in (cores or [None] * flows)]
+    server_core, client_core = zip(*(cores or [(None, None)] * flows))
     servers = [subprocess.Popen(["ucx_perftest", "-p", str(port + i)], env=env, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL, preexec_fn=pinned_to(server_core[i])) for i in range(flows)]
     # Clients start only once every server listens: a client refused by a server still starting
