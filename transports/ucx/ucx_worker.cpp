@@ -236,9 +236,8 @@ void UcxWorker::progress_and_arm() {
   if (!entry) return;
   kicked_ = false;
   for (int round = 0; round < kRoundsPerTurn; ++round) {
-    for (int i = 0; i < kProgressPerRound && api_.worker_progress(worker_); ++i) {
-    }
-    armed_ = false;
+    progress_round();
+    armed_ = false;  // also without progress: the event fd fired, so arm again before waiting
     // A driving caller polls the worker and arms it only before it blocks: arming after every
     // event costs system calls here and a signal from each peer that sends to an armed worker.
     if (poll_hooks::polling_here() || arm()) return;
@@ -278,9 +277,14 @@ void UcxWorker::add_poll_hook() {
 bool UcxWorker::poll_once() {
   UcxEntry entry;
   if (!entry) return false;
+  const bool progressed = progress_round();
+  if (progressed) armed_ = false;
+  return progressed;
+}
+
+bool UcxWorker::progress_round() {
   int progressed = 0;
   while (progressed < kProgressPerRound && api_.worker_progress(worker_)) ++progressed;
-  if (progressed) armed_ = false;
   return progressed > 0;
 }
 

@@ -84,6 +84,8 @@ class UcxWorker : public std::enable_shared_from_this<UcxWorker> {
   static void on_endpoint_error(void* arg, ucp_ep_h ep, ucs_status_t status);
   static void on_closed(void* request, ucs_status_t status, void* user_data);
   void progress_and_arm();
+  // Up to kProgressPerRound ucp_worker_progress calls, until one does nothing; true when any did.
+  bool progress_round();
   // ucp_worker_arm's protocol: false while UCX has work (progress again); else the event fd is
   // waited on (also when arming failed: that is warned about).
   bool arm();
