@@ -187,26 +187,33 @@ def measure_round(a, tls, port, two_cores):
     return result
 
 
+def median_of(rounds, key):
+    return statistics.median(r[key] for r in rounds)
+
+
+def ratio_of(rounds, x, y):
+    """The median of the rounds' pairwise ratios x / y."""
+    return statistics.median(r[x] / r[y] for r in rounds)
+
+
 def print_tables(runs, two_cores):
     print("| UCX_TLS | ucx_perftest | ucx_perftest 1 MiB (GB/s per flow) | DeepComm 1 MiB, registered (GB/s) | ratio | "
           "DeepComm 1 MiB, ordinary memory (GB/s) | its ratio |")
     print("|" + " --- |" * 7)
     for tls, rounds in runs.items():
-        med = lambda k: statistics.median(r[k] for r in rounds)  # noqa: E731
-        ratio = lambda x, y: statistics.median(r[x] / r[y] for r in rounds)  # noqa: E731
         for key, description, *_ in peer_runs(two_cores):
             peer = "pt_bw_" + key
-            print(f"| {tls} | {description} | {med(peer):.3g} | {med('dc_reg_bw'):.3g} | {ratio('dc_reg_bw', peer):.2f} | "
-                  f"{med('dc_bw'):.3g} | {ratio('dc_bw', peer):.2f} |")
+            print(f"| {tls} | {description} | {median_of(rounds, peer):.3g} | {median_of(rounds, 'dc_reg_bw'):.3g} | "
+                  f"{ratio_of(rounds, 'dc_reg_bw', peer):.2f} | {median_of(rounds, 'dc_bw'):.3g} | "
+                  f"{ratio_of(rounds, 'dc_bw', peer):.2f} |")
     print()
     print("| UCX_TLS | DeepComm 8 B, registered (us) | ucx_perftest 8 B one-way (us) | latency ratio | "
           "DeepComm TCP transport 1 MiB (GB/s) | DeepComm TCP transport 8 B (us) |")
     print("|" + " --- |" * 6)
     for tls, rounds in runs.items():
-        med = lambda k: statistics.median(r[k] for r in rounds)  # noqa: E731
-        ratio = statistics.median(r["dc_reg_lat"] / r["pt_lat"] for r in rounds)
-        print(f"| {tls} | {med('dc_reg_lat'):.3g} | {med('pt_lat'):.3g} | {ratio:.2f} | {med('tcp_bw'):.3g} | "
-              f"{med('tcp_lat'):.3g} |")
+        print(f"| {tls} | {median_of(rounds, 'dc_reg_lat'):.3g} | {median_of(rounds, 'pt_lat'):.3g} | "
+              f"{ratio_of(rounds, 'dc_reg_lat', 'pt_lat'):.2f} | {median_of(rounds, 'tcp_bw'):.3g} | "
+              f"{median_of(rounds, 'tcp_lat'):.3g} |")
 
 
 def main():
