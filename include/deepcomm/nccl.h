@@ -6,7 +6,9 @@
  * unchanged. Layouts are checked below and, against NVIDIA's header, by tests/nccl/nccl_abi_test.
  *
  * The CUDA toolkit is optional: when <cuda_runtime.h> can be found, cudaStream_t is CUDA's own
- * type; otherwise the same opaque pointer type is declared here. DeepComm works on host memory,
+ * type; otherwise, or when DEEPCOMM_NCCL_WITHOUT_CUDA_RUNTIME is defined (a translation unit that
+ * must not see CUDA's headers although the compiler finds them), the same opaque pointer type is
+ * declared here. DeepComm works on host memory,
  * where the stream argument of data calls is accepted and ignored.
  */
 #ifndef NCCL_H_
@@ -15,7 +17,7 @@
 #include <limits.h>
 #include <stddef.h>
 
-#if defined(__has_include)
+#if defined(__has_include) && !defined(DEEPCOMM_NCCL_WITHOUT_CUDA_RUNTIME)
 #if __has_include(<cuda_runtime.h>)
 #include <cuda_runtime.h>
 #define DEEPCOMM_NCCL_HAVE_CUDA_RUNTIME 1

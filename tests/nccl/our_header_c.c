@@ -1,4 +1,7 @@
-/* DeepComm's nccl.h compiles as C11 without the CUDA toolkit; its _Static_asserts run here. */
+/* DeepComm's nccl.h compiles as C11 without the CUDA toolkit; its _Static_asserts run here. Where
+ * the compiler finds <cuda_runtime.h> on its default path (the toolkit installed in /usr/local),
+ * the header is told not to use it, which is the same code path as a machine without CUDA. */
+#define DEEPCOMM_NCCL_WITHOUT_CUDA_RUNTIME 1
 #include "deepcomm/nccl.h"
 
 #ifdef DEEPCOMM_NCCL_HAVE_CUDA_RUNTIME
