@@ -5,7 +5,7 @@
 #include <cpuid.h>
 #endif
 
-#include "src/base/error.h"
+#include "base/error.h"
 
 namespace dc::compression {
 namespace {

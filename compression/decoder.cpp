@@ -8,7 +8,7 @@
 #include "compression/quantize.h"
 #include "compression/sparse_coder.h"
 #include "compression/form/wire_format.h"
-#include "src/base/error.h"
+#include "base/error.h"
 
 namespace dc::compression {
 namespace {

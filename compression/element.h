@@ -1,11 +1,11 @@
 // Reading float32, fp16 and bf16 elements as float32, and accumulating float32 into them (widen,
 // add in float32, narrow to nearest even: as the project's reductions do). Internal linkage, like
-// src/kernels/minifloat.h, because the codec loops are compiled once per instruction set.
+// kernels/minifloat.h, because the codec loops are compiled once per instruction set.
 #pragma once
 
 #include <cstdint>
 
-#include "src/kernels/minifloat.h"
+#include "kernels/minifloat.h"
 
 namespace dc::compression {
 

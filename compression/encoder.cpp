@@ -14,7 +14,7 @@
 #include "compression/rng.h"
 #include "compression/sparse_coder.h"
 #include "compression/form/wire_format.h"
-#include "src/base/error.h"
+#include "base/error.h"
 
 namespace dc::compression {
 namespace {

@@ -7,7 +7,7 @@
 #include "compression/bit_io.h"
 #include "compression/form/message_form.h"
 #include "compression/form/wire_format.h"
-#include "src/base/error.h"
+#include "base/error.h"
 
 namespace dc::compression {
 namespace {

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "compression/form/wire_format.h"
-#include "src/base/error.h"
+#include "base/error.h"
 
 namespace dc::compression {
 

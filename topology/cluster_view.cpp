@@ -4,7 +4,7 @@
 #include <map>
 #include <sstream>
 
-#include "src/base/error.h"
+#include "base/error.h"
 
 namespace dc {
 

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <map>
 
-#include "src/base/error.h"
+#include "base/error.h"
 #include "topology/cluster_view.h"
 
 namespace dc {

@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "src/base/error.h"
+#include "base/error.h"
 #include "topology/nic_choice.h"
 #include "topology/nic_facts.h"
 #include "topology/sysfs_nics.h"

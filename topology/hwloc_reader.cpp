@@ -8,7 +8,7 @@
 #include <cstring>
 #include <algorithm>
 
-#include "src/base/error.h"
+#include "base/error.h"
 
 namespace dc::topo {
 namespace {

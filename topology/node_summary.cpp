@@ -2,7 +2,7 @@
 
 #include <set>
 
-#include "src/base/error.h"
+#include "base/error.h"
 
 namespace dc::topo {
 namespace {

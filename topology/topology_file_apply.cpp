@@ -1,5 +1,5 @@
 // What a topology file's host entry changes in a node's summary.
-#include "src/base/error.h"
+#include "base/error.h"
 #include "topology/topology_file.h"
 
 namespace dc::topo {

@@ -9,7 +9,7 @@
 #include <map>
 #include <set>
 
-#include "src/base/error.h"
+#include "base/error.h"
 #include "topology/json_reader.h"
 #include "topology/json_writer.h"
 #include "topology/topology_file.h"

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <fstream>
 
-#include "src/base/error.h"
+#include "base/error.h"
 #include "topology/json_writer.h"
 #include "topology/topology_file.h"
 

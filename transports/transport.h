@@ -16,8 +16,8 @@
 
 #include <boost/asio/io_context.hpp>
 
-#include "src/base/error.h"
-#include "src/base/handshake.h"
+#include "base/error.h"
+#include "base/handshake.h"
 
 namespace dc {
 

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "compression/compression.h"
-#include "src/base/error.h"
+#include "base/error.h"
 
 namespace {
 

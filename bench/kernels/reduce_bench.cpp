@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "src/kernels/reduce.h"
-#include "src/kernels/reduce_isa.h"
+#include "kernels/reduce.h"
+#include "kernels/reduce_isa.h"
 
 namespace {
 

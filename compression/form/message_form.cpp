@@ -6,7 +6,7 @@
 #include <string>
 
 #include "compression/form/wire_format.h"
-#include "src/base/error.h"
+#include "base/error.h"
 
 namespace dc::compression {
 namespace {

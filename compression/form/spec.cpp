@@ -7,7 +7,7 @@
 #include <cmath>
 #include <vector>
 
-#include "src/base/error.h"
+#include "base/error.h"
 
 namespace dc::compression {
 namespace {

@@ -11,7 +11,7 @@
 #include "compression/huffman_table.h"
 #include "compression/sparse_coder.h"
 #include "compression/form/wire_format.h"
-#include "src/base/error.h"
+#include "base/error.h"
 
 namespace {
 

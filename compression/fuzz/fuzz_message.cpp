@@ -10,7 +10,7 @@
 #include "compression/fuzz/reseal.h"
 #include "compression/piece_decoder.h"
 #include "compression/form/wire_format.h"
-#include "src/base/error.h"
+#include "base/error.h"
 
 namespace {
 

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "compression/compression.h"
-#include "src/base/error.h"
-#include "src/kernels/minifloat.h"
+#include "base/error.h"
+#include "kernels/minifloat.h"
 
 namespace {
 

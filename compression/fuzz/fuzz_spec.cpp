@@ -7,7 +7,7 @@
 
 #include "compression/form/message_form.h"
 #include "compression/form/spec.h"
-#include "src/base/error.h"
+#include "base/error.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);

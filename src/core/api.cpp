@@ -14,10 +14,10 @@
 #include "src/exec/engine_call.h"
 #include "src/core/issue.h"
 #include "src/core/registration.h"
-#include "src/base/shareable_memory.h"
+#include "base/shareable_memory.h"
 #include "src/exec/comm_failure.h"
 #include "src/exec/residual_store.h"
-#include "src/kernels/reduce.h"
+#include "kernels/reduce.h"
 
 #define DC_EXPORT extern "C" __attribute__((visibility("default")))
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "deepcomm/deepcomm.h"
-#include "src/base/handshake.h"
+#include "base/handshake.h"
 
 namespace dc {
 

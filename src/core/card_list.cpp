@@ -2,7 +2,7 @@
 
 #include <cstdint>
 
-#include "src/base/error.h"
+#include "base/error.h"
 
 namespace dc {
 

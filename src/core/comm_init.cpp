@@ -10,7 +10,7 @@
 #include "src/core/communicator.h"
 #include "src/core/issue.h"
 #include "src/exec/engine_call.h"
-#include "src/base/log.h"
+#include "base/log.h"
 #include "src/core/peer_setup.h"
 #include "src/core/registration.h"
 #include "src/exec/comm_failure.h"

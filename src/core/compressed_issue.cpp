@@ -7,7 +7,7 @@
 #include <string>
 
 #include "src/exec/residual_store.h"
-#include "src/kernels/reduce.h"
+#include "kernels/reduce.h"
 
 namespace dc {
 

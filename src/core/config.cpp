@@ -10,8 +10,8 @@
 #include <set>
 #include <sstream>
 
-#include "src/base/error.h"
-#include "src/base/log.h"
+#include "base/error.h"
+#include "base/log.h"
 #include "src/plan/tuning.h"
 
 namespace dc {

@@ -4,7 +4,7 @@
 #include <condition_variable>
 #include <mutex>
 
-#include "src/base/log.h"
+#include "base/log.h"
 #include "src/core/issue.h"
 #include "src/exec/engine.h"
 #include "src/exec/engine_call.h"

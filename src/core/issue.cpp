@@ -13,7 +13,7 @@
 #include "src/exec/flat_board.h"
 #include "src/exec/flat_collective.h"
 #include "src/exec/signature.h"
-#include "src/kernels/reduce.h"
+#include "kernels/reduce.h"
 #include "src/plan/cost_model.h"
 
 namespace dc {

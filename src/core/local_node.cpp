@@ -4,8 +4,8 @@
 
 #include <mutex>
 
-#include "src/base/error.h"
-#include "src/base/log.h"
+#include "base/error.h"
+#include "base/log.h"
 #include "topology/detect.h"
 
 namespace dc {

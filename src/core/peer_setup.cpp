@@ -14,7 +14,7 @@
 #include "src/exec/engine_call.h"
 #include "src/core/flat_setup.h"
 #include "src/core/local_node.h"
-#include "src/base/log.h"
+#include "base/log.h"
 #include "src/exec/comm_failure.h"
 #include "src/exec/engine.h"
 #include "transports/self/self_connection.h"

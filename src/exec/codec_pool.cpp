@@ -6,9 +6,9 @@
 #include <exception>
 #include <string>
 
-#include "src/base/error.h"
-#include "src/base/fork_park.h"
-#include "src/base/log.h"
+#include "base/error.h"
+#include "base/fork_park.h"
+#include "base/log.h"
 
 namespace dc {
 

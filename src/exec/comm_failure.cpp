@@ -3,7 +3,7 @@
 #include <array>
 #include <cstring>
 
-#include "src/base/log.h"
+#include "base/log.h"
 #include "src/exec/engine_call.h"
 #include "src/exec/flat_board.h"
 #include "src/exec/operation.h"

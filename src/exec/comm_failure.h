@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "src/exec/exec_comm.h"
-#include "src/base/error.h"
+#include "base/error.h"
 
 namespace dc {
 

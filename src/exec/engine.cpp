@@ -6,9 +6,9 @@
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
 
-#include "src/base/fork_park.h"
-#include "src/base/log.h"
-#include "src/base/poll_hooks.h"
+#include "base/fork_park.h"
+#include "base/log.h"
+#include "base/poll_hooks.h"
 
 namespace dc {
 

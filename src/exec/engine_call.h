@@ -12,7 +12,7 @@
 #include <mutex>
 #include <string>
 
-#include "src/base/error.h"
+#include "base/error.h"
 #include "src/exec/engine.h"
 
 namespace dc {

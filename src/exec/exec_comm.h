@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "src/base/error.h"
+#include "base/error.h"
 #include "transports/transport.h"
 
 namespace dc {

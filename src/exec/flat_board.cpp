@@ -10,7 +10,7 @@
 #include <climits>
 #include <new>
 
-#include "src/base/error.h"
+#include "base/error.h"
 
 namespace dc {
 

@@ -21,7 +21,7 @@
 #include <memory>
 #include <string>
 
-#include "src/base/memfd.h"
+#include "base/memfd.h"
 
 namespace dc {
 

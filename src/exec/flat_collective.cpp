@@ -7,7 +7,7 @@
 #include "src/exec/comm_failure.h"
 #include "src/exec/flat_board.h"
 #include "src/exec/signature.h"
-#include "src/kernels/reduce.h"
+#include "kernels/reduce.h"
 
 namespace dc {
 

@@ -6,11 +6,11 @@
 
 #include <boost/asio/steady_timer.hpp>
 
-#include "src/base/log.h"
+#include "base/log.h"
 #include "src/exec/comm_failure.h"
 #include "src/exec/engine.h"
 #include "src/exec/signature.h"
-#include "src/kernels/reduce.h"
+#include "kernels/reduce.h"
 
 namespace dc {
 

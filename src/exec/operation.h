@@ -20,7 +20,7 @@
 #include "src/exec/compressed_call.h"
 #include "src/exec/exec_comm.h"
 #include "src/exec/prepared_plan.h"
-#include "src/base/error.h"
+#include "base/error.h"
 
 namespace dc {
 

@@ -1,6 +1,6 @@
 #include "src/exec/residual_store.h"
 
-#include "src/base/log.h"
+#include "base/log.h"
 
 namespace dc {
 

@@ -1,6 +1,6 @@
 #include "src/exec/signature.h"
 
-#include "src/kernels/reduce.h"
+#include "kernels/reduce.h"
 #include "src/plan/plan.h"
 
 namespace dc {

@@ -9,7 +9,7 @@
 
 #include "deepcomm/deepcomm.h"
 #include "deepcomm/nccl.h"
-#include "src/base/error.h"
+#include "base/error.h"
 
 // Defines the exported function `name` and exports `pname` as an alias of it. As in NVIDIA's
 // library, ncclX is weak so that a profiler can interpose it and still reach pncclX.

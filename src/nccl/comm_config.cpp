@@ -6,7 +6,7 @@
 #include <cstring>
 #include <string>
 
-#include "src/base/error.h"
+#include "base/error.h"
 
 namespace dc::nccl {
 

@@ -2,7 +2,7 @@
 
 #include <dlfcn.h>
 
-#include "src/base/error.h"
+#include "base/error.h"
 
 namespace dc::nccl {
 

@@ -1,7 +1,7 @@
 // Process-wide NCCL entry points: version, unique id, error strings, memory.
 #include "src/nccl/api.h"
 
-#include "src/base/log.h"
+#include "base/log.h"
 
 using dc::nccl::guarded;
 using dc::nccl::require_output;

@@ -5,7 +5,7 @@
 #include <map>
 #include <optional>
 
-#include "src/base/error.h"
+#include "base/error.h"
 
 namespace dc {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <string>
 
-#include "src/base/error.h"
+#include "base/error.h"
 
 namespace dc {
 

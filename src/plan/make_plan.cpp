@@ -2,7 +2,7 @@
 #include <limits>
 #include <string>
 
-#include "src/base/error.h"
+#include "base/error.h"
 #include "src/plan/generators.h"
 #include "src/plan/plan.h"
 #include "src/plan/plan_build.h"

@@ -5,7 +5,7 @@
 #include <tuple>
 #include <vector>
 
-#include "src/base/error.h"
+#include "base/error.h"
 #include "src/plan/cost_model.h"
 
 namespace dc {

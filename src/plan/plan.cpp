@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "src/base/error.h"
+#include "base/error.h"
 
 namespace dc {
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <utility>
 
-#include "src/base/error.h"
+#include "base/error.h"
 
 namespace dc::plan_build {
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "src/base/error.h"
+#include "base/error.h"
 #include "src/plan/algorithm_filter.h"
 #include "src/plan/generators.h"
 

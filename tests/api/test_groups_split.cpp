@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "deepcomm/deepcomm.h"
-#include "src/kernels/reduce.h"
+#include "kernels/reduce.h"
 #include "tests/support/collective_check.h"
 
 namespace {

@@ -6,7 +6,7 @@
 
 #include "src/core/bootstrap.h"
 #include "src/core/bootstrap/unique_id_layout.h"
-#include "src/base/error.h"
+#include "base/error.h"
 #include "tests/bootstrap/blobs.h"
 #include "tests/bootstrap/child_process.h"
 

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "src/core/bootstrap.h"
-#include "src/base/error.h"
+#include "base/error.h"
 
 namespace {
 std::string blob_of(int rank) { return "probe blob of rank " + std::to_string(rank); }

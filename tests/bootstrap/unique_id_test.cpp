@@ -6,9 +6,9 @@
 
 #include "src/core/bootstrap.h"
 #include "src/core/bootstrap/host_port.h"
-#include "src/base/net_interface.h"
+#include "base/net_interface.h"
 #include "src/core/bootstrap/unique_id_layout.h"
-#include "src/base/error.h"
+#include "base/error.h"
 
 namespace dc {
 namespace {

@@ -10,7 +10,7 @@
 #include "compression/huffman_table.h"
 #include "compression/form/message_form.h"
 #include "compression/form/wire_format.h"
-#include "src/base/error.h"
+#include "base/error.h"
 #include "tests/compression/test_support.h"
 
 namespace dc::compression::test {

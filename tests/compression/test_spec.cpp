@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "compression/form/spec.h"
-#include "src/base/error.h"
+#include "base/error.h"
 
 namespace dc::compression::test {
 namespace {

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "compression/compression.h"
-#include "src/base/error.h"
-#include "src/kernels/minifloat.h"
+#include "base/error.h"
+#include "kernels/minifloat.h"
 
 namespace dc::compression::test {
 

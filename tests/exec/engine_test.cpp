@@ -9,7 +9,7 @@
 #include <future>
 #include <thread>
 
-#include "src/base/poll_hooks.h"
+#include "base/poll_hooks.h"
 #include "src/exec/engine.h"
 
 namespace {

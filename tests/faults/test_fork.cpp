@@ -20,7 +20,7 @@
 #include <boost/asio/post.hpp>
 
 #include "deepcomm/deepcomm.h"
-#include "src/base/fork_park.h"
+#include "base/fork_park.h"
 #include "src/exec/codec_pool.h"
 #include "src/exec/engine.h"
 

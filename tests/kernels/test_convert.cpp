@@ -12,7 +12,7 @@
 #include <xmmintrin.h>
 #endif
 
-#include "src/kernels/reduce.h"
+#include "kernels/reduce.h"
 #include "tests/kernels/format_reference.h"
 
 namespace dc::test {

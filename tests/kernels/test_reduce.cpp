@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "src/base/error.h"
-#include "src/kernels/reduce.h"
-#include "src/kernels/reduce_isa.h"
+#include "base/error.h"
+#include "kernels/reduce.h"
+#include "kernels/reduce_isa.h"
 #include "tests/kernels/format_reference.h"
 
 namespace dc::test {

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "src/kernels/reduce.h"
+#include "kernels/reduce.h"
 #include "src/plan/cost_model.h"
 #include "src/plan/generators.h"
 #include "src/plan/select.h"

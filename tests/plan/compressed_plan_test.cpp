@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "compression/compression.h"
-#include "src/base/error.h"
-#include "src/kernels/reduce.h"
+#include "base/error.h"
+#include "kernels/reduce.h"
 #include "src/plan/plan.h"
 #include "src/plan/select.h"
 #include "tests/plan/plan_invariants.h"

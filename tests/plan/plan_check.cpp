@@ -6,7 +6,7 @@
 #include <cstring>
 #include <string>
 
-#include "src/kernels/reduce.h"
+#include "kernels/reduce.h"
 #include "tests/plan/plan_invariants.h"
 #include "tests/plan/plan_sim.h"
 

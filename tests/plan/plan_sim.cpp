@@ -6,8 +6,8 @@
 #include <tuple>
 
 #include "compression/compression.h"
-#include "src/base/error.h"
-#include "src/kernels/reduce.h"
+#include "base/error.h"
+#include "kernels/reduce.h"
 
 namespace dc::sim {
 namespace {

@@ -11,8 +11,8 @@
 #include <boost/property_tree/json_parser.hpp>
 #include <boost/property_tree/ptree.hpp>
 
-#include "src/base/error.h"
-#include "src/kernels/reduce.h"
+#include "base/error.h"
+#include "kernels/reduce.h"
 #include "src/plan/plan.h"
 #include "tests/plan/plan_check.h"
 #include "tests/plan/plan_invariants.h"

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "src/base/error.h"
+#include "base/error.h"
 #include "src/plan/compose.h"
 #include "src/plan/generators.h"
 #include "src/plan/plan.h"

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "compression/form/spec.h"
-#include "src/base/error.h"
+#include "base/error.h"
 #include "src/plan/algorithm_filter.h"
 #include "src/plan/select.h"
 #include "src/plan/tuning.h"

@@ -2,7 +2,7 @@
 // tampered byte of a proof is caught, and refusals say why.
 #include <gtest/gtest.h>
 
-#include "src/base/handshake.h"
+#include "base/handshake.h"
 
 namespace dc::handshake {
 namespace {

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "deepcomm/deepcomm.h"
-#include "src/base/error.h"
+#include "base/error.h"
 #include "src/exec/engine.h"
 #include "src/exec/engine_call.h"
 

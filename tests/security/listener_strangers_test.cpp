@@ -12,7 +12,7 @@
 #include <memory>
 #include <vector>
 
-#include "src/base/random_bytes.h"
+#include "base/random_bytes.h"
 #include "tests/security/strangers.h"
 #include "tests/transports/two_ranks.h"
 #include "transports/common/frame.h"

@@ -12,7 +12,7 @@
 #include <cstring>
 #include <vector>
 
-#include "src/base/memfd.h"
+#include "base/memfd.h"
 #include "tests/security/strangers.h"
 #include "tests/transports/two_ranks.h"
 #include "transports/common/frame_stream.h"

@@ -10,7 +10,7 @@
 #include <random>
 #include <thread>
 
-#include "src/base/random_bytes.h"
+#include "base/random_bytes.h"
 
 namespace dc::test {
 

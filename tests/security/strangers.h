@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "src/base/handshake.h"
+#include "base/handshake.h"
 #include "tests/support/process_state.h"
 
 namespace dc::test {

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "src/kernels/reduce.h"
+#include "kernels/reduce.h"
 #include "tests/support/collective_check.h"
 #include "tests/support/process_state.h"
 

@@ -13,7 +13,7 @@
 #include <sstream>
 #include <thread>
 
-#include "src/kernels/reduce.h"
+#include "kernels/reduce.h"
 
 namespace dctest {
 

@@ -11,7 +11,7 @@
 #include <map>
 #include <string>
 
-#include "src/base/error.h"
+#include "base/error.h"
 #include "tools/common/file_cluster.h"
 #include "tools/sim/sim_rows.h"
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "src/base/error.h"
+#include "base/error.h"
 #include "topology/cluster_view.h"
 #include "topology/topology_file.h"
 #include "topology_test_util.h"

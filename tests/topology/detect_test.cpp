@@ -2,7 +2,7 @@
 // fixture trees describing their NICs.
 #include <gtest/gtest.h>
 
-#include "src/base/error.h"
+#include "base/error.h"
 #include "topology/detect.h"
 #include "topology_test_util.h"
 

@@ -3,7 +3,7 @@
 
 #include <random>
 
-#include "src/base/error.h"
+#include "base/error.h"
 #include "topology/node_summary.h"
 #include "topology_test_util.h"
 

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <fstream>
 
-#include "src/base/error.h"
+#include "base/error.h"
 #include "topology/topology_file.h"
 #include "topology_test_util.h"
 

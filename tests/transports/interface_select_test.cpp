@@ -1,8 +1,8 @@
-#include "src/base/net_interface.h"
+#include "base/net_interface.h"
 
 #include <gtest/gtest.h>
 
-#include "src/base/error.h"
+#include "base/error.h"
 
 namespace dc {
 namespace {

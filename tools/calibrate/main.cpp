@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "src/base/error.h"
+#include "base/error.h"
 #include "src/core/communicator.h"
 #include "tools/calibrate/calibration_report.h"
 #include "tools/calibrate/ping_pong.h"

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "src/base/error.h"
+#include "base/error.h"
 
 namespace dc::calibrate {
 namespace {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <set>
 
-#include "src/base/error.h"
+#include "base/error.h"
 #include "src/plan/tuning.h"
 
 namespace dc::tools {

@@ -3,7 +3,7 @@
 #include <cerrno>
 #include <cstdlib>
 
-#include "src/base/error.h"
+#include "base/error.h"
 
 namespace dc::tools {
 

@@ -14,7 +14,7 @@
 #include <optional>
 
 #include "src/core/bootstrap.h"
-#include "src/base/error.h"
+#include "base/error.h"
 #include "tools/launcher/network_namespaces.h"
 #include "tools/launcher/options.h"
 #include "tools/launcher/placement.h"

@@ -8,7 +8,7 @@
 #include <exception>
 #include <string>
 
-#include "src/base/error.h"
+#include "base/error.h"
 #include "tools/common/file_cluster.h"
 #include "tools/common/options.h"
 #include "tools/sim/sim_report.h"

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "src/base/error.h"
+#include "base/error.h"
 #include "src/plan/cost_model.h"
 #include "src/plan/generators.h"
 #include "src/plan/select.h"

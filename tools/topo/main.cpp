@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "src/base/error.h"
+#include "base/error.h"
 #include "src/plan/select.h"
 #include "topology/detect.h"
 #include "tools/common/options.h"

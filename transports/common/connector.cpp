@@ -9,8 +9,8 @@
 #include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
 
-#include "src/base/async_handshake.h"
-#include "src/base/log.h"
+#include "base/async_handshake.h"
+#include "base/log.h"
 
 namespace dc {
 

@@ -26,9 +26,9 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 
-#include "src/base/error.h"
-#include "src/base/handshake.h"
-#include "src/base/handshake_slots.h"
+#include "base/error.h"
+#include "base/handshake.h"
+#include "base/handshake_slots.h"
 #include "transports/common/frame.h"
 #include "transports/common/peer_token.h"
 

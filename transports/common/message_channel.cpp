@@ -7,7 +7,7 @@
 #include <boost/asio/error.hpp>
 #include <boost/asio/post.hpp>
 
-#include "src/base/log.h"
+#include "base/log.h"
 
 namespace dc {
 

@@ -25,7 +25,7 @@
 
 #include <boost/asio/io_context.hpp>
 
-#include "src/base/memfd.h"
+#include "base/memfd.h"
 #include "transports/common/frame.h"
 #include "transports/common/op_completions.h"
 #include "transports/common/frame_stream.h"

@@ -1,6 +1,6 @@
 #include "transports/common/peer_token.h"
 
-#include "src/base/random_bytes.h"
+#include "base/random_bytes.h"
 
 namespace dc {
 

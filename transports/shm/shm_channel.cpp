@@ -8,7 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "src/base/log.h"
+#include "base/log.h"
 
 namespace dc {
 

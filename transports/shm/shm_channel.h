@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "src/base/memfd.h"
+#include "base/memfd.h"
 #include "transports/common/message_channel.h"
 #include "transports/shm/shm_regions.h"
 #include "transports/shm/shm_segment.h"

@@ -3,7 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "src/base/shareable_memory.h"
+#include "base/shareable_memory.h"
 
 namespace dc {
 

@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <memory>
 
-#include "src/base/memfd.h"
+#include "base/memfd.h"
 
 namespace dc {
 

@@ -14,7 +14,7 @@
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/post.hpp>
 
-#include "src/base/log.h"
+#include "base/log.h"
 #include "transports/common/connector.h"
 #include "transports/shm/shm_channel.h"
 #include "transports/shm/shm_regions.h"

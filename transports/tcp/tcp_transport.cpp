@@ -1,7 +1,7 @@
 // TCP transport: the framed message channel over TCP sockets. Rendezvous payloads are written as
 // Data frames that the receiver reads straight into the posted buffer. Its address is
 // "a.b.c.d:port/token" (or "[v6]:port/token"): the interface chosen by NCCL_SOCKET_IFNAME's rules
-// (src/base/net_interface.h), bound at once but listened on only when a peer must dial in, so a
+// (base/net_interface.h), bound at once but listened on only when a peer must dial in, so a
 // communicator whose peers all share memory opens no TCP listener.
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -12,8 +12,8 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 
-#include "src/base/log.h"
-#include "src/base/net_interface.h"
+#include "base/log.h"
+#include "base/net_interface.h"
 #include "transports/common/connector.h"
 #include "transports/common/message_channel.h"
 #include "transports/transport.h"

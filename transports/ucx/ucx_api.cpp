@@ -10,8 +10,8 @@
 #include <string>
 #include <thread>
 
-#include "src/base/error.h"
-#include "src/base/log.h"
+#include "base/error.h"
+#include "base/log.h"
 
 namespace dc {
 

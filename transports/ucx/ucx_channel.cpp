@@ -6,7 +6,7 @@
 
 #include <boost/asio/post.hpp>
 
-#include "src/base/log.h"
+#include "base/log.h"
 
 namespace dc {
 

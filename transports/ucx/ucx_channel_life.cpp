@@ -4,7 +4,7 @@
 
 #include <boost/asio/post.hpp>
 
-#include "src/base/log.h"
+#include "base/log.h"
 #include "transports/ucx/ucx_channel.h"
 
 namespace dc {

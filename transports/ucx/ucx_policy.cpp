@@ -3,9 +3,9 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "src/base/error.h"
-#include "src/base/log.h"
-#include "src/base/net_interface.h"
+#include "base/error.h"
+#include "base/log.h"
+#include "base/net_interface.h"
 
 namespace dc {
 

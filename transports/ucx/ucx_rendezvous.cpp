@@ -14,7 +14,7 @@
 #include <cstring>
 #include <memory>
 
-#include "src/base/log.h"
+#include "base/log.h"
 #include "transports/ucx/ucx_channel.h"
 
 namespace dc {

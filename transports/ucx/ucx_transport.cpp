@@ -16,8 +16,8 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
 
-#include "src/base/log.h"
-#include "src/base/net_interface.h"
+#include "base/log.h"
+#include "base/net_interface.h"
 #include "transports/common/connector.h"
 #include "transports/transport.h"
 #include "transports/ucx/ucx_channel.h"

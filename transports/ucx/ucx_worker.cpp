@@ -9,10 +9,10 @@
 
 #include <boost/asio/post.hpp>
 
-#include "src/base/error.h"
-#include "src/base/log.h"
-#include "src/base/poll_hooks.h"
-#include "src/base/shareable_memory.h"
+#include "base/error.h"
+#include "base/log.h"
+#include "base/poll_hooks.h"
+#include "base/shareable_memory.h"
 #include "transports/ucx/ucx_channel.h"
 #include "transports/ucx/ucx_policy.h"
 #include "transports/ucx/ucx_wire.h"

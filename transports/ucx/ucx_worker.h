@@ -90,7 +90,7 @@ class UcxWorker : public std::enable_shared_from_this<UcxWorker> {
   // waited on (also when arming failed: that is warned about).
   bool arm();
   void wait_for_events();
-  // The engine's poll hook (src/base/poll_hooks.h): progress while a driving caller polls, and
+  // The engine's poll hook (base/poll_hooks.h): progress while a driving caller polls, and
   // arming before it blocks.
   void add_poll_hook();
   bool poll_once();

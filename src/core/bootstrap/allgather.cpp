@@ -5,7 +5,7 @@
 #include <sstream>
 #include <thread>
 
-#include "src/base/error.h"
+#include "base/error.h"
 #include "src/core/bootstrap.h"
 #include "src/core/bootstrap/deadline_socket.h"
 #include "src/core/bootstrap/root_registry.h"

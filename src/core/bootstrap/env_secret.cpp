@@ -8,9 +8,9 @@
 #include <iterator>
 #include <mutex>
 
-#include "src/base/error.h"
-#include "src/base/log.h"
-#include "src/base/sha256.h"
+#include "base/error.h"
+#include "base/log.h"
+#include "base/sha256.h"
 
 namespace dc {
 

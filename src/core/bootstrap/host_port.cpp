@@ -2,7 +2,7 @@
 
 #include <boost/asio/io_context.hpp>
 
-#include "src/base/error.h"
+#include "base/error.h"
 
 namespace dc {
 

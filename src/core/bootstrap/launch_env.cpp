@@ -5,7 +5,7 @@
 #include "src/core/bootstrap/host_port.h"
 #include "src/core/bootstrap/launch_sources.h"
 #include "src/core/bootstrap/unique_id_layout.h"
-#include "src/base/error.h"
+#include "base/error.h"
 
 namespace dc {
 

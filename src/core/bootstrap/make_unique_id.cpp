@@ -6,8 +6,8 @@
 #include "src/core/bootstrap/host_port.h"
 #include "src/core/bootstrap/root_registry.h"
 #include "src/core/bootstrap/unique_id_layout.h"
-#include "src/base/error.h"
-#include "src/base/net_interface.h"
+#include "base/error.h"
+#include "base/net_interface.h"
 
 namespace dc {
 

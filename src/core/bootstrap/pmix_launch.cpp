@@ -5,7 +5,7 @@
 #include <string>
 
 #include "src/core/bootstrap/launch_sources.h"
-#include "src/base/error.h"
+#include "base/error.h"
 
 namespace dc {
 

@@ -6,10 +6,10 @@
 #include <boost/asio/write.hpp>
 #include <sstream>
 
-#include "src/base/async_handshake.h"
-#include "src/base/error.h"
-#include "src/base/fork_park.h"
-#include "src/base/log.h"
+#include "base/async_handshake.h"
+#include "base/error.h"
+#include "base/fork_park.h"
+#include "base/log.h"
 
 namespace dc {
 

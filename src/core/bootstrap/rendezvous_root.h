@@ -19,7 +19,7 @@
 #include <thread>
 #include <vector>
 
-#include "src/base/handshake_slots.h"
+#include "base/handshake_slots.h"
 #include "src/core/bootstrap/rendezvous_state.h"
 #include "src/core/bootstrap/unique_id_layout.h"
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "src/base/error.h"
+#include "base/error.h"
 #include "src/core/bootstrap/wire.h"
 
 namespace dc {

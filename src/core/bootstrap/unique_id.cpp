@@ -2,8 +2,8 @@
 
 #include "src/core/bootstrap.h"
 #include "src/core/bootstrap/unique_id_layout.h"
-#include "src/base/error.h"
-#include "src/base/random_bytes.h"
+#include "base/error.h"
+#include "base/random_bytes.h"
 
 namespace dc {
 

@@ -14,7 +14,7 @@
 #include <string_view>
 
 #include "deepcomm/deepcomm.h"
-#include "src/base/handshake.h"
+#include "base/handshake.h"
 
 namespace dc {
 

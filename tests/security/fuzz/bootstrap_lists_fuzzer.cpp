@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "src/base/error.h"
+#include "base/error.h"
 #include "src/core/card_list.h"
 #include "src/core/peer_setup.h"
 

@@ -7,8 +7,8 @@
 #include <cstring>
 #include <vector>
 
-#include "src/base/log.h"
-#include "src/base/memfd.h"
+#include "base/log.h"
+#include "base/memfd.h"
 
 namespace dc::fuzz {
 

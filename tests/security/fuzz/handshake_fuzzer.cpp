@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "src/base/handshake.h"
+#include "base/handshake.h"
 #include "transports/common/frame.h"
 
 namespace {

@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "src/base/error.h"
+#include "base/error.h"
 #include "src/nccl/comm_config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -10,7 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "src/base/error.h"
+#include "base/error.h"
 #include "src/core/bootstrap/rendezvous_state.h"
 #include "src/core/bootstrap/root_reply.h"
 #include "src/core/bootstrap/wire.h"

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <string>
 
-#include "src/base/error.h"
+#include "base/error.h"
 #include "src/core/bootstrap.h"
 #include "src/core/bootstrap/unique_id_layout.h"
 

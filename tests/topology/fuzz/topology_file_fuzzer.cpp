@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "src/base/error.h"
+#include "base/error.h"
 #include "topology/topology_file.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -13,7 +13,7 @@
 #include <list>
 #include <memory>
 
-#include "src/base/handshake.h"
+#include "base/handshake.h"
 
 namespace dc {
 

@@ -1,4 +1,4 @@
-#include "src/base/poll_hooks.h"
+#include "base/poll_hooks.h"
 
 #include <memory>
 #include <mutex>

@@ -1,4 +1,4 @@
-#include "src/base/shareable_memory.h"
+#include "base/shareable_memory.h"
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -9,8 +9,8 @@
 #include <mutex>
 #include <string>
 
-#include "src/base/error.h"
-#include "src/base/memfd.h"
+#include "base/error.h"
+#include "base/memfd.h"
 
 namespace dc {
 

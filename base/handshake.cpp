@@ -1,10 +1,10 @@
-#include "src/base/handshake.h"
+#include "base/handshake.h"
 
 #include <algorithm>
 #include <cstring>
 
-#include "src/base/random_bytes.h"
-#include "src/base/sha256.h"
+#include "base/random_bytes.h"
+#include "base/sha256.h"
 
 namespace dc::handshake {
 

@@ -1,4 +1,4 @@
-#include "src/base/fork_park.h"
+#include "base/fork_park.h"
 
 #include <pthread.h>
 
@@ -14,7 +14,7 @@
 
 #include <boost/asio/post.hpp>
 
-#include "src/base/log.h"
+#include "base/log.h"
 
 namespace dc {
 

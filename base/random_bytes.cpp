@@ -1,4 +1,4 @@
-#include "src/base/random_bytes.h"
+#include "base/random_bytes.h"
 
 #include <sys/random.h>
 
@@ -6,7 +6,7 @@
 #include <cstring>
 #include <string>
 
-#include "src/base/error.h"
+#include "base/error.h"
 
 namespace dc {
 

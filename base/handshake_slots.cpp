@@ -1,4 +1,4 @@
-#include "src/base/handshake_slots.h"
+#include "base/handshake_slots.h"
 
 #include <algorithm>
 

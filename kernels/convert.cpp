@@ -1,6 +1,6 @@
 // Out-of-line scalar conversions between float32 and the narrow float formats.
-#include "src/kernels/minifloat.h"
-#include "src/kernels/reduce.h"
+#include "kernels/minifloat.h"
+#include "kernels/reduce.h"
 
 namespace dc {
 

@@ -11,7 +11,7 @@
 #include <memory>
 #include <string>
 
-#include "src/base/handshake.h"
+#include "base/handshake.h"
 
 namespace dc {
 

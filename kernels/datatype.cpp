@@ -1,5 +1,5 @@
 // Sizes and names of datatypes and built-in reduction ops.
-#include "src/kernels/reduce.h"
+#include "kernels/reduce.h"
 
 namespace dc {
 

@@ -1,4 +1,4 @@
-#include "src/base/net_interface.h"
+#include "base/net_interface.h"
 
 #include <arpa/inet.h>
 #include <ifaddrs.h>
@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <sstream>
 
-#include "src/base/error.h"
+#include "base/error.h"
 
 namespace dc {
 

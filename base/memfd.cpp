@@ -1,4 +1,4 @@
-#include "src/base/memfd.h"
+#include "base/memfd.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -8,7 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "src/base/error.h"
+#include "base/error.h"
 
 namespace dc {
 

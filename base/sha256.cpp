@@ -1,4 +1,4 @@
-#include "src/base/sha256.h"
+#include "base/sha256.h"
 
 #include <cstring>
 

@@ -1,6 +1,6 @@
 // Public reduction entry points: validate, then run the loops of the best instruction set this
 // CPU supports (chosen once).
-#include "src/kernels/reduce.h"
+#include "kernels/reduce.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
@@ -8,8 +8,8 @@
 
 #include <string>
 
-#include "src/base/error.h"
-#include "src/kernels/reduce_isa.h"
+#include "base/error.h"
+#include "kernels/reduce_isa.h"
 
 namespace dc {
 namespace kernels {
