@@ -1,30 +1,15 @@
 // Ways of starting ranks: NCCL_COMM_ID, and agreement on plan-shaping settings at init.
 #include <gtest/gtest.h>
 
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "deepcomm/deepcomm.h"
 #include "tests/support/collective_check.h"
+#include "tests/support/test_port.h"
 
 namespace {
-
-int free_port() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
-}
 
 int allreduce_check(dcComm_t comm, int rank, int n) {
   int64_t v = rank + 1, sum = 0;
@@ -33,7 +18,7 @@ int allreduce_check(dcComm_t comm, int rank, int n) {
 }
 
 TEST(Launch, NcclCommIdNamesTheRendezvous) {
-  const std::string addr = "127.0.0.1:" + std::to_string(free_port());
+  const std::string addr = "127.0.0.1:" + std::to_string(dc::test::reserved_port());
   setenv("NCCL_COMM_ID", addr.c_str(), 1);
   std::string errors = dctest::run_as_processes(
       3, {},

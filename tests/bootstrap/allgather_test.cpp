@@ -12,6 +12,7 @@
 #include "base/error.h"
 #include "tests/bootstrap/blobs.h"
 #include "tests/bootstrap/child_process.h"
+#include "tests/support/test_port.h"
 
 namespace dc {
 namespace {
@@ -150,7 +151,7 @@ bool refused(const boost::asio::ip::tcp::endpoint& endpoint) {
 }
 
 TEST_F(NcclCommId, RankZeroHostsTheRootAtThatAddress) {
-  const int port = test::free_port();
+  const int port = test::reserved_port();
   const std::string comm_id = "127.0.0.1:" + std::to_string(port);
   setenv("NCCL_COMM_ID", comm_id.c_str(), 1);
   dcUniqueId id, again;
@@ -184,7 +185,7 @@ TEST_F(NcclCommId, Ipv6Loopback) {
 }
 
 TEST_F(NcclCommId, RootUnreachableWithinDeadline) {
-  setenv("NCCL_COMM_ID", ("127.0.0.1:" + std::to_string(test::free_port())).c_str(), 1);
+  setenv("NCCL_COMM_ID", ("127.0.0.1:" + std::to_string(test::reserved_port())).c_str(), 1);
   dcUniqueId id;
   make_unique_id(&id);
   auto start = std::chrono::steady_clock::now();

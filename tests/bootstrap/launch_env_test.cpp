@@ -9,6 +9,7 @@
 #include "base/error.h"
 #include "tests/bootstrap/blobs.h"
 #include "tests/bootstrap/child_process.h"
+#include "tests/support/test_port.h"
 
 namespace dc {
 namespace {
@@ -96,7 +97,7 @@ TEST(LaunchInfo, NothingFoundSaysWhatWasLookedFor) {
 
 // Two torchrun-style ranks find each other; rank 0 hosts the root on MASTER_PORT + 1.
 TEST(LaunchInfo, TorchrunRanksMeet) {
-  const int root_port = test::free_port();
+  const int root_port = test::reserved_port();
   std::vector<pid_t> pids;
   for (int rank = 0; rank < 2; ++rank)
     pids.push_back(test::fork_child([&, rank] {
