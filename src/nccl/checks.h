@@ -43,9 +43,10 @@ inline CommShape comm_shape(ncclComm_t comm, const char* function) {
   dcResult_t result = dcCommCount(to_dc(comm), &shape.nranks);
   if (result == dcSuccess) result = dcCommRank(to_dc(comm), &shape.rank);
   if (result != dcSuccess) {
-    const char* message = dcGetLastError();
-    fail(result, std::string("DeepComm: ") + function + ": " +
-                     (message != nullptr && *message != '\0' ? message : "not a communicator"));
+    std::string message = dcGetLastError() != nullptr ? dcGetLastError() : "";
+    const std::string prefix = "DeepComm: ";
+    if (message.rfind(prefix, 0) == 0) message.erase(0, prefix.size());
+    fail(result, prefix + function + ": " + (message.empty() ? "not a communicator" : message));
   }
   return shape;
 }
