@@ -679,7 +679,8 @@ ncclResult_t ncclDevCommCreate(ncclComm_t comm, ncclDevCommRequirements_t const*
 ncclResult_t ncclDevCommDestroy(ncclComm_t comm, ncclDevComm_t const* devComm);
 
 /* Addresses in a window: of the multicast mapping, or of a peer's buffer (by LSA or world rank),
- * as seen from this process. */
+ * as seen from this process. DeepComm maps no window into a peer yet: only the rank's own buffer
+ * (LSA rank 0, or the rank itself) has an address. */
 ncclResult_t ncclGetLsaMultimemDevicePointer(ncclWindow_t window, size_t offset, void** outPtr);
 ncclResult_t ncclGetMultimemDevicePointer(ncclWindow_t window, size_t offset,
                                           ncclMultimemHandle_t multimem, void** outPtr);

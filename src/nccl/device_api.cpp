@@ -1,10 +1,12 @@
 // The host side of NCCL's device API that needs device-initiated communication: device
-// communicators, multicast and peer pointers into windows. DeepComm has none yet, so these check
-// their arguments and return ncclInvalidUsage. ncclCommQueryProperties reports that.
+// communicators, GIN and multicast. DeepComm has none yet, so these check their arguments and
+// return ncclInvalidUsage; ncclCommQueryProperties reports that. Window pointers: a window is
+// registered, not mapped into the peers, so the only address load/store reaches is the rank's own.
 #include <cstddef>
 #include <cstring>
 
 #include "src/nccl/checks.h"
+#include "src/nccl/window_registry.h"
 
 using dc::nccl::comm_shape;
 using dc::nccl::guarded;
@@ -87,33 +89,55 @@ DEEPCOMM_NCCL_API(ncclResult_t, ncclGetMultimemDevicePointer, ncclWindow_t windo
   });
 }
 
-// DeepComm's windows are registered, not mapped into the peers' address spaces, so there is no
-// peer address to return yet (the one-sided work of issue 34 maps them over shared memory).
+namespace {
+
+// Address of offset in the calling rank's own window buffer.
+void* own_window_address(const dc::nccl::WindowRecord& window, size_t offset, const char* function) {
+  if (offset >= window.size) {
+    invalid_argument(function, "offset " + std::to_string(offset) + " is past the window's " +
+                                   std::to_string(window.size) + " bytes");
+  }
+  return static_cast<char*>(window.buffer) + offset;
+}
+
+}  // namespace
+
+// The LSA team is the rank alone (see ncclTeamLsa): LSA rank 0 is this rank's own buffer.
 DEEPCOMM_NCCL_API(ncclResult_t, ncclGetLsaDevicePointer, ncclWindow_t window, size_t offset,
                   int lsaRank, void** outPtr) {
-  (void)offset;
-  (void)lsaRank;
-  return guarded([&]() -> ncclResult_t {
-    require_input(window, "ncclGetLsaDevicePointer", "window");
-    require_output(outPtr, "ncclGetLsaDevicePointer", "outPtr");
-    dc::fail(dcInvalidUsage, "DeepComm: ncclGetLsaDevicePointer: DeepComm " +
-                                 dc::nccl::deepcomm_version() +
-                                 " does not map windows into peers yet, so a window has no peer "
-                                 "address");
+  return guarded([&] {
+    constexpr const char* kFunction = "ncclGetLsaDevicePointer";
+    require_input(window, kFunction, "window");
+    require_output(outPtr, kFunction, "outPtr");
+    const dc::nccl::WindowRecord record = dc::nccl::window_record(window, nullptr, kFunction);
+    if (lsaRank != 0) {
+      invalid_argument(kFunction, "lsaRank " + std::to_string(lsaRank) +
+                                      " is not in this rank's LSA team (the rank alone: no window "
+                                      "is mapped into a peer yet)");
+    }
+    *outPtr = own_window_address(record, offset, kFunction);
+    return ncclSuccess;
   });
 }
 
+// This rank's own buffer; a peer's is not mapped here yet.
 DEEPCOMM_NCCL_API(ncclResult_t, ncclGetPeerDevicePointer, ncclWindow_t window, size_t offset,
                   int peer, void** outPtr) {
-  (void)offset;
-  (void)peer;
-  return guarded([&]() -> ncclResult_t {
-    require_input(window, "ncclGetPeerDevicePointer", "window");
-    require_output(outPtr, "ncclGetPeerDevicePointer", "outPtr");
-    dc::fail(dcInvalidUsage, "DeepComm: ncclGetPeerDevicePointer: DeepComm " +
-                                 dc::nccl::deepcomm_version() +
-                                 " does not map windows into peers yet, so a window has no peer "
-                                 "address");
+  return guarded([&] {
+    constexpr const char* kFunction = "ncclGetPeerDevicePointer";
+    require_input(window, kFunction, "window");
+    require_output(outPtr, kFunction, "outPtr");
+    const dc::nccl::WindowRecord record = dc::nccl::window_record(window, nullptr, kFunction);
+    const dc::nccl::CommShape shape = comm_shape(record.comm, kFunction);
+    dc::nccl::require_peer(shape, peer, kFunction);
+    if (peer != shape.rank) {
+      dc::fail(dcInvalidUsage, std::string("DeepComm: ") + kFunction + ": DeepComm " +
+                                   dc::nccl::deepcomm_version() +
+                                   " does not map windows into peers yet, so peer " +
+                                   std::to_string(peer) + "'s window has no address here");
+    }
+    *outPtr = own_window_address(record, offset, kFunction);
+    return ncclSuccess;
   });
 }
 

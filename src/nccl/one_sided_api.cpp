@@ -1,7 +1,9 @@
 // One-sided operations on windows (NCCL 2.30): ncclPutSignal, ncclSignal, ncclWaitSignal and
-// ncclWinGetUserPtr. Arguments are checked; the operations are not implemented yet (issue 34).
+// ncclWinGetUserPtr. ncclWinGetUserPtr works; the others check their arguments and are not
+// implemented yet (issue 34).
 // The contexts' upper bound (numRmaCtx) is checked once the communicator keeps it.
 #include "src/nccl/checks.h"
+#include "src/nccl/window_registry.h"
 
 using dc::nccl::comm_shape;
 using dc::nccl::CommShape;
@@ -78,6 +80,7 @@ DEEPCOMM_NCCL_API(ncclResult_t, ncclWinGetUserPtr, ncclComm_t comm, ncclWindow_t
     comm_shape(comm, "ncclWinGetUserPtr");
     require_input(win, "ncclWinGetUserPtr", "win");
     require_output(outUserPtr, "ncclWinGetUserPtr", "outUserPtr");
-    not_implemented("ncclWinGetUserPtr");
+    *outUserPtr = dc::nccl::window_record(win, comm, "ncclWinGetUserPtr").buffer;
+    return ncclSuccess;
   });
 }

@@ -1,7 +1,8 @@
 // What NCCL 2.30 added to the ABI, as a program sees it: the pure device-API computations give
 // NCCL's results (formulas of NVIDIA's nccl_device headers), ncclCommQueryProperties describes a
-// host-memory communicator, and the functions DeepComm does not implement yet check their
-// arguments and then refuse with ncclInvalidUsage and a message that says so.
+// host-memory communicator, window pointers reach the rank's own buffer, and the functions
+// DeepComm does not implement yet check their arguments and then refuse with ncclInvalidUsage and
+// a message that says so.
 #include <gtest/gtest.h>
 
 #include <cstddef>
@@ -213,26 +214,52 @@ TEST_F(Nccl230, DeviceCommunicatorsAreNotAvailable) {
   EXPECT_REFUSED(ncclDevCommCreate(nullptr, &reqs, out), ncclInvalidArgument);
 }
 
-TEST_F(Nccl230, WindowPointersAreNotAvailableYet) {
+// A window is registered, not mapped into the peers: the LSA team is the rank alone, and the only
+// address a rank gets is one in its own buffer.
+TEST_F(Nccl230, WindowPointersReachTheRanksOwnBufferOnly) {
   std::vector<char> buffer(4096);
   ncclWindow_t win = nullptr;
-  ASSERT_EQ(ncclCommWindowRegister(comms_[0], buffer.data(), buffer.size(), &win, NCCL_WIN_DEFAULT),
+  ASSERT_EQ(ncclCommWindowRegister(comms_[1], buffer.data(), buffer.size(), &win, NCCL_WIN_DEFAULT),
             ncclSuccess)
       << ncclGetLastError(nullptr);
-  void* pointer = &buffer;  // sentinel
-  for (const Refusal& refusal :
-       {call_on_fresh_thread([&] { return ncclGetPeerDevicePointer(win, 0, 1, &pointer); }),
-        call_on_fresh_thread([&] { return ncclGetLsaDevicePointer(win, 0, 0, &pointer); })}) {
-    EXPECT_EQ(refusal.result, ncclInvalidUsage);
-    EXPECT_NE(refusal.message.find("does not map windows into peers yet"), std::string::npos)
-        << refusal.message;
-  }
-  EXPECT_NO_DEVICE_API(ncclGetLsaMultimemDevicePointer(win, 0, &pointer));
-  EXPECT_NO_DEVICE_API(ncclGetMultimemDevicePointer(win, 0, ncclMultimemHandle_t{nullptr}, &pointer));
-  EXPECT_EQ(pointer, &buffer);
-  EXPECT_REFUSED(ncclGetPeerDevicePointer(nullptr, 0, 1, &pointer), ncclInvalidArgument);
+  void* pointer = nullptr;
+  ASSERT_EQ(ncclGetPeerDevicePointer(win, 16, 1, &pointer), ncclSuccess) << ncclGetLastError(nullptr);
+  EXPECT_EQ(pointer, buffer.data() + 16);
+  pointer = nullptr;
+  ASSERT_EQ(ncclGetLsaDevicePointer(win, 4095, 0, &pointer), ncclSuccess) << ncclGetLastError(nullptr);
+  EXPECT_EQ(pointer, buffer.data() + 4095);
+
+  void* untouched = &buffer;  // sentinel
+  const Refusal peer = call_on_fresh_thread([&] { return ncclGetPeerDevicePointer(win, 0, 0, &untouched); });
+  EXPECT_EQ(peer.result, ncclInvalidUsage);
+  EXPECT_NE(peer.message.find("does not map windows into peers yet"), std::string::npos) << peer.message;
+  EXPECT_REFUSED(ncclGetLsaDevicePointer(win, 0, 1, &untouched), ncclInvalidArgument);
+  EXPECT_REFUSED(ncclGetLsaDevicePointer(win, 4096, 0, &untouched), ncclInvalidArgument);
+  EXPECT_REFUSED(ncclGetPeerDevicePointer(win, 0, kRanks, &untouched), ncclInvalidArgument);
+  EXPECT_REFUSED(ncclGetPeerDevicePointer(nullptr, 0, 1, &untouched), ncclInvalidArgument);
   EXPECT_REFUSED(ncclGetPeerDevicePointer(win, 0, 1, nullptr), ncclInvalidArgument);
-  EXPECT_EQ(ncclCommWindowDeregister(comms_[0], win), ncclSuccess);
+  EXPECT_NO_DEVICE_API(ncclGetLsaMultimemDevicePointer(win, 0, &untouched));
+  EXPECT_NO_DEVICE_API(ncclGetMultimemDevicePointer(win, 0, ncclMultimemHandle_t{nullptr}, &untouched));
+  EXPECT_EQ(untouched, &buffer);
+
+  ASSERT_EQ(ncclCommWindowDeregister(comms_[1], win), ncclSuccess);
+  EXPECT_REFUSED(ncclGetLsaDevicePointer(win, 0, 0, &untouched), ncclInvalidArgument);
+}
+
+TEST(Nccl230Library, WindowsGoWithTheirCommunicator) {
+  ncclComm_t comm = nullptr;
+  ASSERT_EQ(ncclCommInitAll(&comm, 1, nullptr), ncclSuccess) << ncclGetLastError(nullptr);
+  std::vector<char> buffer(256);
+  ncclWindow_t win = nullptr;
+  ASSERT_EQ(ncclCommWindowRegister(comm, buffer.data(), buffer.size(), &win, NCCL_WIN_DEFAULT),
+            ncclSuccess);
+  void* user = nullptr;
+  ASSERT_EQ(ncclWinGetUserPtr(comm, win, &user), ncclSuccess);
+  EXPECT_EQ(user, buffer.data());
+  ASSERT_EQ(ncclCommDestroy(comm), ncclSuccess);
+  void* pointer = nullptr;
+  EXPECT_REFUSED(ncclGetLsaDevicePointer(win, 0, 0, &pointer), ncclInvalidArgument);
+  EXPECT_EQ(pointer, nullptr);
 }
 
 TEST_F(Nccl230, ElasticFunctionsCheckArgumentsThenRefuse) {
@@ -275,12 +302,15 @@ TEST_F(Nccl230, OneSidedFunctionsCheckArgumentsThenRefuse) {
                                    NCCL_WIN_DEFAULT),
             ncclSuccess);
   void* user = nullptr;
+  ASSERT_EQ(ncclWinGetUserPtr(comms_[1], win, &user), ncclSuccess) << ncclGetLastError(nullptr);
+  EXPECT_EQ(user, buffer.data());
+  user = nullptr;
+  EXPECT_REFUSED(ncclWinGetUserPtr(comms_[0], win, &user), ncclInvalidArgument);  // not its window
   EXPECT_NOT_IMPLEMENTED(ncclPutSignal(buffer.data(), 4, ncclFloat, 1, win, 0, 0, 0, 0, comms_[0], nullptr),
                          "ncclPutSignal");
   EXPECT_NOT_IMPLEMENTED(ncclSignal(1, 0, 0, 0, comms_[0], nullptr), "ncclSignal");
   ncclWaitSignalDesc_t desc{1, 0, 0, 0};
   EXPECT_NOT_IMPLEMENTED(ncclWaitSignal(1, &desc, comms_[1], nullptr), "ncclWaitSignal");
-  EXPECT_NOT_IMPLEMENTED(ncclWinGetUserPtr(comms_[1], win, &user), "ncclWinGetUserPtr");
 
   EXPECT_REFUSED(ncclPutSignal(buffer.data(), 4, ncclFloat, kRanks, win, 0, 0, 0, 0, comms_[0], nullptr),
                  ncclInvalidArgument);
@@ -299,9 +329,11 @@ TEST_F(Nccl230, OneSidedFunctionsCheckArgumentsThenRefuse) {
   ncclWaitSignalDesc_t bad_peer{1, kRanks, 0, 0};
   EXPECT_REFUSED(ncclWaitSignal(1, &bad_peer, comms_[1], nullptr), ncclInvalidArgument);
   EXPECT_REFUSED(ncclWinGetUserPtr(comms_[1], nullptr, &user), ncclInvalidArgument);
+  EXPECT_REFUSED(ncclWinGetUserPtr(comms_[1], win, nullptr), ncclInvalidArgument);
   EXPECT_EQ(user, nullptr);
   EXPECT_EQ(buffer, std::vector<float>(16, 1.0f));
   EXPECT_EQ(ncclCommWindowDeregister(comms_[1], win), ncclSuccess);
+  EXPECT_REFUSED(ncclWinGetUserPtr(comms_[1], win, &user), ncclInvalidArgument);  // deregistered
 }
 
 TEST(Nccl230Library, ParameterFunctionsCheckArgumentsThenRefuse) {
