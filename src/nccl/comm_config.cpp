@@ -12,7 +12,7 @@ namespace dc::nccl {
 
 namespace {
 
-constexpr unsigned int kConfigMagic = 0xcafebeef;
+constexpr unsigned int kConfigMagic = NCCL_API_MAGIC;
 // Before 2.14 the size field was not trusted and the struct ended after `blocking`.
 constexpr unsigned int kFirstSizedConfigVersion = NCCL_VERSION(2, 14, 0);
 constexpr std::size_t kUnsizedConfigBytes = offsetof(ncclConfig_t, blocking) + sizeof(int);
@@ -58,6 +58,11 @@ dcConfig_t comm_config_from_nccl(const ncclConfig_t& user) {
     config.blocking = known.blocking;
   }
   if (known.commName != NCCL_CONFIG_UNDEF_PTR) config.commName = known.commName;
+  // Contexts of the one-sided operations (2.30); 0 turns them off.
+  if (known.numRmaCtx != NCCL_CONFIG_UNDEF_INT && known.numRmaCtx < 0) {
+    fail(dcInvalidArgument, "DeepComm: ncclConfig_t.numRmaCtx must not be negative, not " +
+                                std::to_string(known.numRmaCtx));
+  }
   return config;
 }
 

@@ -5,6 +5,7 @@
 
 #include "src/nccl/api.h"
 #include "src/nccl/comm_config.h"
+#include "src/nccl/window_registry.h"
 
 using dc::nccl::guarded;
 using dc::nccl::require_output;
@@ -114,14 +115,28 @@ DEEPCOMM_NCCL_API(ncclResult_t, ncclCommFinalize, ncclComm_t comm) {
 }
 
 // Destroying NULL is a no-op that succeeds, as in NCCL.
+namespace {
+
+// A destroyed or aborted communicator takes its windows with it.
+ncclResult_t forgetting_windows(ncclComm_t comm, dcResult_t result) {
+  if (result == dcSuccess || result == dcInProgress) dc::nccl::forget_windows_of(comm);
+  return to_nccl(result);
+}
+
+}  // namespace
+
 DEEPCOMM_NCCL_API(ncclResult_t, ncclCommDestroy, ncclComm_t comm) {
-  return guarded([&] { return comm == nullptr ? ncclSuccess : to_nccl(dcCommDestroy(to_dc(comm))); });
+  return guarded([&] {
+    return comm == nullptr ? ncclSuccess : forgetting_windows(comm, dcCommDestroy(to_dc(comm)));
+  });
 }
 
 // Fails every pending operation (a call blocked in another thread returns within a second), tells
 // the other ranks, and frees the communicator. Aborting NULL succeeds, as in NCCL.
 DEEPCOMM_NCCL_API(ncclResult_t, ncclCommAbort, ncclComm_t comm) {
-  return guarded([&] { return comm == nullptr ? ncclSuccess : to_nccl(dcCommAbort(to_dc(comm))); });
+  return guarded([&] {
+    return comm == nullptr ? ncclSuccess : forgetting_windows(comm, dcCommAbort(to_dc(comm)));
+  });
 }
 
 // Pending and later operations fail on every rank; shrink, split and destroy still work.
@@ -199,13 +214,18 @@ DEEPCOMM_NCCL_API(ncclResult_t, ncclCommWindowRegister, ncclComm_t comm, void* b
     dcWindow_t native = nullptr;
     const dcResult_t result = dcCommWindowRegister(to_dc(comm), buff, size, &native,
                                                    winFlags == NCCL_WIN_COLL_SYMMETRIC ? 1 : 0);
-    if (result == dcSuccess) *win = reinterpret_cast<ncclWindow_t>(native);
+    if (result == dcSuccess) {
+      *win = reinterpret_cast<ncclWindow_t>(native);
+      dc::nccl::remember_window(*win, {comm, buff, size});
+    }
     return to_nccl(result);
   });
 }
 
 DEEPCOMM_NCCL_API(ncclResult_t, ncclCommWindowDeregister, ncclComm_t comm, ncclWindow_t win) {
   return guarded([&] {
-    return to_nccl(dcCommWindowDeregister(to_dc(comm), reinterpret_cast<dcWindow_t>(win)));
+    const dcResult_t result = dcCommWindowDeregister(to_dc(comm), reinterpret_cast<dcWindow_t>(win));
+    if (result == dcSuccess) dc::nccl::forget_window(win);
+    return to_nccl(result);
   });
 }

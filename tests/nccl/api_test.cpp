@@ -50,7 +50,7 @@ void on_all_ranks(int nranks, const std::function<void(int rank)>& body) {
 TEST(NcclApiLibrary, VersionIsTheAbiVersion) {
   int version = 0;
   ASSERT_EQ(ncclGetVersion(&version), ncclSuccess);
-  EXPECT_EQ(version, 22809);
+  EXPECT_EQ(version, 23007);
   EXPECT_REFUSED(ncclGetVersion(nullptr), ncclInvalidArgument);
 }
 
@@ -276,6 +276,38 @@ TEST(NcclApiConfig, OnlyFieldsWithinSizeAreRead) {
   init_ranks_with([](ncclConfig_t& config) {
     config.version = NCCL_VERSION(2, 28, 0);
     config.size = offsetof(ncclConfig_t, commName);
+  });
+}
+
+// A config from NCCL 2.30's header: every field is read, the new ones included.
+TEST(NcclApiConfig, ConfigsOf230AreReadWhole) {
+  init_ranks_with([](ncclConfig_t& config) {
+    config.size = sizeof(ncclConfig_t);
+    config.version = NCCL_VERSION(2, 30, 7);
+    config.commName = "nccl230";
+    config.netName = nullptr;
+    config.graphUsageMode = 1;
+    config.numRmaCtx = 2;
+    config.maxP2pPeers = 8;
+    config.graphStreamOrdering = 1;
+  });
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.numRmaCtx = -1;
+  ncclUniqueId id{};
+  ncclComm_t comm = nullptr;
+  EXPECT_REFUSED(ncclCommInitRankConfig(&comm, kRanks, id, 0, &config), ncclInvalidArgument);
+  EXPECT_EQ(comm, nullptr);
+}
+
+// A config from NCCL 2.28's header (80 bytes) ends before the fields 2.30 added: a numRmaCtx
+// that would be refused lies beyond its size and is not read.
+TEST(NcclApiConfig, ConfigsOf228EndBeforeThe230Fields) {
+  init_ranks_with([](ncclConfig_t& config) {
+    config.size = offsetof(ncclConfig_t, graphUsageMode);
+    config.version = NCCL_VERSION(2, 28, 9);
+    config.commName = "nccl228";
+    config.netName = nullptr;
+    config.numRmaCtx = -1;
   });
 }
 

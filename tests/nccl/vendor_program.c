@@ -1,6 +1,7 @@
-/* A program written for NVIDIA's NCCL, compiled against the CUDA toolkit's nccl.h, that runs on
- * DeepComm's libnccl.so.2: linked to it directly, or linked to NVIDIA's and given ours with
- * LD_PRELOAD. The parent makes the unique id (it is no rank), forks the ranks and reaps them
+/* A program written for NVIDIA's NCCL, compiled against NVIDIA's nccl.h (the CUDA toolkit's 2.28.9,
+ * or PyPI's 2.30.7), that runs on DeepComm's libnccl.so.2: linked to it directly, or linked to
+ * NVIDIA's and given ours with LD_PRELOAD. Ranks start from that header's NCCL_CONFIG_INITIALIZER,
+ * so the config has the header's size. The parent makes the unique id (it is no rank), forks the ranks and reaps them
  * within a deadline; each rank checks all-reduce, broadcast, all-gather and a send/recv ring.
  *
  * Usage: vendor_program PATH_OF_DEEPCOMM_LIBNCCL   (exit status 0 when every rank passed)
@@ -126,7 +127,10 @@ static int check_ring(int rank, ncclComm_t comm) {
 static int run_rank(int rank, ncclUniqueId id) {
   ncclComm_t comm = NULL;
   int count = 0, user_rank = -1;
-  CHECK(ncclCommInitRank(&comm, kRanks, id, rank));
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 1;
+  config.commName = "vendor_program";
+  CHECK(ncclCommInitRankConfig(&comm, kRanks, id, rank, &config));
   CHECK(ncclCommCount(comm, &count));
   CHECK(ncclCommUserRank(comm, &user_rank));
   EXPECT(count == kRanks && user_rank == rank, "count %d rank %d", count, user_rank);
@@ -196,7 +200,9 @@ int main(int argc, char** argv) {
   EXPECT(nccl_comes_from(argv[1]), "the NCCL in use is not %s", argv[1]);
   int version = 0;
   CHECK(ncclGetVersion(&version));
-  EXPECT(version == NCCL_VERSION_CODE, "version %d, expected %d", version, NCCL_VERSION_CODE);
+  /* DeepComm implements 2.30.7, at least the version of the header this was compiled against. */
+  EXPECT(version == NCCL_VERSION(2, 30, 7) && version >= NCCL_VERSION_CODE,
+         "version %d, expected 23007 (compiled against %d)", version, NCCL_VERSION_CODE);
 
   ncclUniqueId id;
   CHECK(ncclGetUniqueId(&id));
