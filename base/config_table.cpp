@@ -163,6 +163,12 @@ std::string value_text(const Setting& s) {
   return s.default_text;
 }
 
+int64_t integer_value_of(const Setting& s) {
+  if (s.type == Type::Integer) return integer(s);
+  if (s.type == Type::Flag) return flag(s) ? 1 : 0;
+  fail(dcInvalidArgument, std::string("DeepComm: setting ") + s.name + " is " + type_name(s.type) + ", not a number");
+}
+
 void fail_does_not_fit(const Setting& s, int64_t value, bool is_signed, int bits) {
   fail(dcInvalidArgument, std::string("DeepComm: ") + s.name + "=" + std::to_string(value) + " does not fit in " +
                               (is_signed ? "a signed " : "an unsigned ") + std::to_string(bits) + "-bit integer");

@@ -70,7 +70,8 @@ std::optional<std::string> text(const Setting& s);
 std::string value_text(const Setting& s);
 
 // An Integer or Flag setting's value (as integer()/flag()) converted to T, failing with
-// dcInvalidArgument when it does not fit (NCCL's ncclParamGetI8 ... U64).
+// dcInvalidArgument when it does not fit or the setting is not one of those (NCCL's
+// ncclParamGetI8 ... U64 look settings up by key).
 template <class T>
 T integer_as(const Setting& s);
 
@@ -94,13 +95,14 @@ class Registry {
 
 // ---- implementation of the template ----
 
+int64_t integer_value_of(const Setting& s);  // integer(), or flag() as 0/1; fails for other types
 [[noreturn]] void fail_does_not_fit(const Setting& s, int64_t value, bool is_signed, int bits);
 
 template <class T>
 T integer_as(const Setting& s) {
   static_assert(std::numeric_limits<T>::is_integer, "integer_as converts to an integer type");
   using Limits = std::numeric_limits<T>;
-  const int64_t v = s.type == Type::Flag ? (flag(s) ? 1 : 0) : integer(s);
+  const int64_t v = integer_value_of(s);
   bool fits;
   if constexpr (Limits::is_signed)
     fits = v >= static_cast<int64_t>(Limits::min()) && v <= static_cast<int64_t>(Limits::max());

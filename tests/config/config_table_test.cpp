@@ -177,6 +177,10 @@ TEST(ConfigTable, IntegerAsChecksTheTargetTypesRange) {
   EXPECT_EQ(integer_as<int64_t>(kBig), int64_t{1} << 40);
   EXPECT_TRUE(error_of([] { integer_as<uint32_t>(kBig); }));
   EXPECT_EQ(integer_as<uint8_t>(kSwitch), 1);  // flags read as 0 or 1
+  auto e = error_of([] { integer_as<int>(kMode); });
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->code(), dcInvalidArgument);
+  EXPECT_STREQ(e->what(), "DeepComm: setting DEEPCOMM_TEST_MODE is a choice, not a number");
 }
 
 TEST(ConfigTable, RegistryFindsListsAndDumps) {
