@@ -34,7 +34,7 @@ struct Setting {
   // The default as docs/configuration.md states it. For Integer, Flag and Choice settings without
   // computed_default it is a valid value, and what the readers return when the variable is unset.
   const char* default_text = "unset";
-  bool computed_default = false;  // default_text is a description: the reader computes it, or there is none
+  bool computed_default = false;  // default_text only describes it (computed by the reader, or none)
   int64_t min = 0;                // Integer: the inclusive range
   int64_t max = 0;
   const char* choices = "";       // Choice: accepted words separated by '|'; a value is its index
