@@ -10,6 +10,7 @@
 
 #include "base/config_table.h"
 #include "base/error.h"
+#include "base/log.h"
 #include "base/settings.h"
 #include "src/core/bootstrap.h"
 #include "src/core/config.h"
@@ -32,17 +33,22 @@ constexpr Setting kLevel{.name = "DEEPCOMM_TEST_LEVEL", .type = Type::Choice, .d
                          .choices = "NONE|WARN|INFO", .any_case = true, .on_bad = OnBad::Warn, .doc = "test"};
 constexpr Setting kWords{.name = "DEEPCOMM_TEST_WORDS", .doc = "test"};
 
-// Sets (or unsets) a variable for the scope.
+// Sets (or, with nullptr, unsets) a variable for the scope, restoring it after.
 class ScopedEnv {
  public:
   ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
     if (value) setenv(name, value, 1);
     else unsetenv(name);
   }
-  ~ScopedEnv() { unsetenv(name_); }
+  ~ScopedEnv() {
+    if (old_) setenv(name_, old_->c_str(), 1);
+    else unsetenv(name_);
+  }
 
  private:
   const char* name_;
+  std::optional<std::string> old_;
 };
 
 // The dc::Error a call throws (code and message), or nullopt.
@@ -223,6 +229,31 @@ TEST(ConfigTable, EveryFixedDefaultParses) {
     if (s->type == Type::Flag) EXPECT_TRUE(parse_flag(*s, s->default_text));
     if (s->type == Type::Choice) EXPECT_TRUE(parse_choice(*s, s->default_text));
   }
+}
+
+// The log level is read through the helper too (base/settings.h), without recursing into the
+// log when its own value is bad.
+TEST(ConfigTable, LogLevelFromTheTable) {
+  struct Case {
+    const char* deepcomm;
+    const char* nccl;
+    LogLevel level;
+  };
+  for (const Case& c : {Case{nullptr, nullptr, LogLevel::Warn}, Case{nullptr, "info", LogLevel::Info},
+                        Case{"TRACE", "NONE", LogLevel::Trace}, Case{"", "version", LogLevel::None},
+                        Case{nullptr, "loud", LogLevel::Warn}}) {
+    ScopedEnv deepcomm("DEEPCOMM_DEBUG", c.deepcomm), nccl("NCCL_DEBUG", c.nccl);
+    testing::internal::CaptureStderr();
+    reset_log_level();
+    EXPECT_EQ(log_level(), c.level) << (c.deepcomm ? c.deepcomm : "-") << " " << (c.nccl ? c.nccl : "-");
+    const std::string told = testing::internal::GetCapturedStderr();
+    if (c.nccl && std::string(c.nccl) == "loud")
+      EXPECT_NE(told.find("NCCL_DEBUG=loud is not one of NONE, WARN, INFO, TRACE, VERSION (any case); using the "
+                          "default (WARN)"),
+                std::string::npos)
+          << told;
+  }
+  reset_log_level();
 }
 
 // DEEPCOMM_BOOTSTRAP_TIMEOUT is one setting: the communicator's config and the rendezvous root
