@@ -9,6 +9,7 @@
 #include "base/error.h"
 #include "base/fork_park.h"
 #include "base/log.h"
+#include "src/exec/settings.h"
 
 namespace dc {
 
@@ -26,12 +27,7 @@ void forget_pool_in_child() {
 }  // namespace
 
 int codec_threads_setting() {
-  if (const char* v = std::getenv("DEEPCOMM_CODEC_THREADS"); v && *v) {
-    char* end = nullptr;
-    const long n = std::strtol(v, &end, 10);
-    if (*end == '\0' && n >= 1 && n <= 64) return static_cast<int>(n);
-    DC_WARN("DEEPCOMM_CODEC_THREADS=%s is not an integer in [1, 64]; using the default", v);
-  }
+  if (auto n = config::integer_if_set(settings::kCodecThreads)) return static_cast<int>(*n);  // bad: one warning
   const unsigned cores = std::thread::hardware_concurrency();
   return static_cast<int>(std::min(4u, std::max(1u, cores / 2)));
 }
