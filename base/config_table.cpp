@@ -159,7 +159,7 @@ std::optional<std::string> text(const Setting& s) {
 }
 
 std::string value_text(const Setting& s) {
-  if (auto value = raw(s)) return *value;
+  if (auto value = raw(s)) return s.secret ? "(set, not shown)" : *value;
   return s.default_text;
 }
 

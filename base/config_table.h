@@ -41,6 +41,8 @@ struct Setting {
   bool any_case = false;          // Choice: words match ignoring case
   OnBad on_bad = OnBad::Fail;
   const char* doc = "";           // one line
+  // A credential (a secret, or an id that carries one): value_text() and dump() never show it.
+  bool secret = false;
 };
 
 using Table = std::span<const Setting* const>;
@@ -66,7 +68,7 @@ std::optional<int> choice_if_set(const Setting& s);
 int choice(const Setting& s);
 std::optional<std::string> text(const Setting& s);
 
-// The value as text: the environment's, else default_text.
+// The value as text: the environment's, else default_text; "(set, not shown)" for a secret that is set.
 std::string value_text(const Setting& s);
 
 // An Integer or Flag setting's value (as integer()/flag()) converted to T, failing with

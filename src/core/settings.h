@@ -55,14 +55,15 @@ inline constexpr Setting kTopoDumpFile{.name = "DEEPCOMM_TOPO_DUMP_FILE",
 // Bootstrap: where ranks meet and how they authenticate.
 inline constexpr Setting kCommId{.name = "NCCL_COMM_ID", .doc = "The rendezvous address host:port."};
 inline constexpr Setting kSecret{.name = "DEEPCOMM_SECRET",
-                                 .doc = "Secret of ids derived from the environment: text, or /path of a file."};
+                                 .doc = "Secret of ids derived from the environment: text, or /path of a file.",
+                                 .secret = true};
 // Set by deepcomm-run for dcCommInitFromEnv.
 inline constexpr Setting kRank{.name = "DEEPCOMM_RANK", .type = Type::Integer, .computed_default = true,
                                .min = 0, .max = (int64_t{1} << 24) - 1,
                                .doc = "This process's rank (below DEEPCOMM_NRANKS)."};
 inline constexpr Setting kNranks{.name = "DEEPCOMM_NRANKS", .type = Type::Integer, .computed_default = true,
                                  .min = 1, .max = int64_t{1} << 24, .doc = "The number of ranks."};
-inline constexpr Setting kUniqueId{.name = "DEEPCOMM_UNIQUE_ID", .doc = "The unique id, as hex."};
+inline constexpr Setting kUniqueId{.name = "DEEPCOMM_UNIQUE_ID", .doc = "The unique id, as hex.", .secret = true};
 
 inline constexpr const Setting* kCoreTable[] = {
     &kTransport,      &kAlgo,          &kNcclAlgo,   &kChunkBytes, &kTreeThreshold,    &kFlatBytes,

@@ -32,6 +32,7 @@ constexpr Setting kMode{.name = "DEEPCOMM_TEST_MODE", .type = Type::Choice, .def
 constexpr Setting kLevel{.name = "DEEPCOMM_TEST_LEVEL", .type = Type::Choice, .default_text = "WARN",
                          .choices = "NONE|WARN|INFO", .any_case = true, .on_bad = OnBad::Warn, .doc = "test"};
 constexpr Setting kWords{.name = "DEEPCOMM_TEST_WORDS", .doc = "test"};
+constexpr Setting kKey{.name = "DEEPCOMM_TEST_KEY", .doc = "test", .secret = true};
 
 // Sets (or, with nullptr, unsets) a variable for the scope, restoring it after.
 class ScopedEnv {
@@ -114,6 +115,14 @@ TEST(ConfigTable, SetValuesAreRead) {
   EXPECT_EQ(choice(kMode), 2);
   EXPECT_EQ(text(kWords), "any text: at all");
   EXPECT_EQ(value_text(kCount), "-3");
+}
+
+// A secret's value is read by its reader, never shown by value_text (the parameter API) or a dump.
+TEST(ConfigTable, SecretsAreReadButNeverShown) {
+  EXPECT_EQ(value_text(kKey), "unset");
+  ScopedEnv key("DEEPCOMM_TEST_KEY", "hunter2");
+  EXPECT_EQ(text(kKey), "hunter2");
+  EXPECT_EQ(value_text(kKey), "(set, not shown)");
 }
 
 TEST(ConfigTable, BadValueFailsNamingVariableValueAndRange) {
