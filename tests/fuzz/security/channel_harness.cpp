@@ -1,4 +1,4 @@
-#include "tests/security/fuzz/channel_harness.h"
+#include "tests/fuzz/security/channel_harness.h"
 
 #include <boost/asio/post.hpp>
 #include <algorithm>

@@ -1,6 +1,6 @@
 // libFuzzer target: the framed message channel's state machine (TCP's), fed frames by a peer
 // that proved the secret but may send anything (channel_harness.h).
-#include "tests/security/fuzz/channel_harness.h"
+#include "tests/fuzz/security/channel_harness.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   return dc::fuzz::run_channel(

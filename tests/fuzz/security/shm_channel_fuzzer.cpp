@@ -5,7 +5,7 @@
 // another process is read only by cross-memory attach, which cannot touch this process.
 #include <unistd.h>
 
-#include "tests/security/fuzz/channel_harness.h"
+#include "tests/fuzz/security/channel_harness.h"
 #include "transports/shm/shm_channel.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

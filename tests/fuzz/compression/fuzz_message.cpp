@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "compression/decoder.h"
-#include "compression/fuzz/reseal.h"
+#include "tests/fuzz/compression/reseal.h"
 #include "compression/piece_decoder.h"
 #include "compression/form/wire_format.h"
 #include "base/error.h"

@@ -1,7 +1,7 @@
 // libFuzzer target for the topology file parser. Any input either fails with dc::Error or parses;
 // what parses must write out and parse back to the very same text. Built with clang when
 // DEEPCOMM_FUZZERS is on; the corpus is replayed through this function in every build
-// (topology_fuzz_replay).
+// (topology_file_fuzzer_replay).
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>

@@ -3,7 +3,7 @@
 // and with the checksums recomputed the structural checks catch forged fields.
 #include <gtest/gtest.h>
 
-#include "compression/fuzz/reseal.h"
+#include "tests/fuzz/compression/reseal.h"
 #include "compression/form/wire_format.h"
 #include "tests/compression/test_support.h"
 

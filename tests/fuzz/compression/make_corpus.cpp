@@ -1,6 +1,6 @@
-// Writes the seed corpora of the fuzz targets (compression/fuzz/corpus/<target>/): small valid
+// Writes the seed corpora of the fuzz targets (tests/fuzz/compression/corpus/<target>/): small valid
 // inputs that reach every decoder path, from which libFuzzer mutates. Rerun after a wire-format
-// change:  build/tests/compression/make_fuzz_corpus compression/fuzz/corpus
+// change:  build/tests/fuzz/make_fuzz_corpus tests/fuzz/compression/corpus
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -149,7 +149,7 @@ void roundtrip_seeds(const fs::path& dir) {
 
 int main(int argc, char** argv) {
   if (argc != 2) {
-    std::fprintf(stderr, "usage: make_fuzz_corpus CORPUS_DIR (e.g. compression/fuzz/corpus)\n");
+    std::fprintf(stderr, "usage: make_fuzz_corpus CORPUS_DIR (e.g. tests/fuzz/compression/corpus)\n");
     return 2;
   }
   const fs::path root = argv[1];
