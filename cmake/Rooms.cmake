@@ -59,6 +59,8 @@ function(deepcomm_room name)
     $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}>
     $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>)
   target_compile_options(dc_${name} PRIVATE -Wall -Wextra)
+  # No room needs CUDA's types: nccl.h's cudaStream_t is then its own opaque pointer type.
+  target_compile_definitions(dc_${name} PRIVATE DEEPCOMM_NCCL_WITHOUT_CUDA_RUNTIME)
   deepcomm_instrument_for_fuzzing(dc_${name})
   foreach(dep ${R_DEPENDS})
     target_link_libraries(dc_${name} PUBLIC dc_${dep})
