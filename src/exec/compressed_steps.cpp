@@ -13,7 +13,6 @@
 #include <string>
 
 #include "compression/compression.h"
-#include "src/exec/codec_pool.h"
 #include "src/exec/operation.h"
 
 namespace dc {
@@ -95,7 +94,7 @@ void Operation::run_recv_decode(uint32_t index) {
   decode.message = {staging, st.bytes};
   decode.target = {args_.datatype, address(st.dst), st.count, st.overwrite};
   decode.times = &codec_outputs_[index].times;
-  device::DeviceQueue& queue = local_queue();
+  device::DeviceQueue& queue = *queue_;
   const device::Posted posted =
       queue.post(device::LocalStep::decode_step(device::StepKind::DecodeArriving, decode), device::Stream{},
                  device::Completion{&Operation::local_step_completed, this, index});

@@ -196,6 +196,7 @@ void Operation::start() {
     return;
   }
   const Plan& plan = prepared_->plan;
+  queue_ = &local_queue();
   input_ = static_cast<std::byte*>(const_cast<void*>(args_.sendbuf));
   output_ = static_cast<std::byte*>(args_.recvbuf);
   if (plan.sizes.scratch) scratch_ = comm_scratch(comm_, plan.sizes.scratch * elem_size_, 0);
@@ -287,7 +288,7 @@ void Operation::run_step(uint32_t index) {
         size_t reduced = 0;
         Status status;
       };
-      const bool by_pieces = reduces && local_queue().element_steps_end_at_post();
+      const bool by_pieces = reduces && queue_->element_steps_end_at_post();
       auto pieces = by_pieces ? std::make_shared<Pieces>() : nullptr;
       Completion done = [self, index, bytes, reduces, pieces](const Status& s, size_t got) {
         // Failed meanwhile (abort, a peer gone): its caller may have returned and freed the buffers.
@@ -316,7 +317,7 @@ void Operation::run_step(uint32_t index) {
       PieceSink sink = [self, index, pieces](const void* data, size_t offset, size_t len) {
         if (self->completed_) return;  // failed meanwhile: the caller's buffers may be gone
         const Step& st = self->prepared_->plan.steps[index];
-        const Status s = run_element_now(device::LocalStep::reduce(self->args_.datatype, self->reduce_op_,
+        const Status s = self->run_element_now(device::LocalStep::reduce(self->args_.datatype, self->reduce_op_,
             self->address(st.dst) + offset, self->address(st.src) + offset, data, len / self->elem_size_));
         if (!s.ok() && pieces->status.ok()) pieces->status = s;
         pieces->reduced += len;
@@ -346,7 +347,7 @@ void Operation::run_step(uint32_t index) {
 
 void Operation::run_local(uint32_t index, const device::LocalStep& step) {
   const device::Posted posted =
-      local_queue().post(step, device::Stream{}, device::Completion{&Operation::local_step_completed, this, index});
+      queue_->post(step, device::Stream{}, device::Completion{&Operation::local_step_completed, this, index});
   if (posted.done) return step_finished(index, posted.status);
   ++local_steps_;  // the operation stays in active_ops, so `this` outlives the completion
 }
@@ -363,7 +364,7 @@ void Operation::local_step_ended(uint32_t index, const Status& status) {
 }
 
 Status Operation::run_element_now(const device::LocalStep& step) {
-  const device::Posted posted = local_queue().post(step, device::Stream{}, device::Completion{});
+  const device::Posted posted = queue_->post(step, device::Stream{}, device::Completion{});
   if (posted.done) return posted.status;
   return Status::failure(dcInternalError, "DeepComm: the device queue deferred an element step needed at once");
 }

@@ -113,7 +113,7 @@ class Operation : public std::enable_shared_from_this<Operation> {
   static void local_step_completed(void* operation, uint64_t index, const Status& status);
   void local_step_ended(uint32_t index, const Status& status);
   // An element step that must end at once (device::DeviceQueue::element_steps_end_at_post).
-  static Status run_element_now(const device::LocalStep& step);
+  Status run_element_now(const device::LocalStep& step);
   // A codec step ended well: its outputs go to the operation (compressed_steps.cpp).
   void take_codec_output(uint32_t index);
   void write_stats();
@@ -141,6 +141,7 @@ class Operation : public std::enable_shared_from_this<Operation> {
   std::byte* bytes_ = nullptr;     // compressed messages (BufId::Bytes)
   float* residual_ = nullptr;      // error feedback (BufId::Residual)
   std::vector<uint64_t> lengths_;  // run-time message lengths, by slot
+  device::DeviceQueue* queue_ = nullptr;  // the process's (local_queue()), taken at start
   int local_steps_ = 0;            // local steps the device queue has not ended; release waits for them
   // What codec steps write until they end (the device queue owns nothing of the operation's).
   struct CodecOutput {
