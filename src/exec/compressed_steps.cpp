@@ -99,7 +99,7 @@ void Operation::run_recv_decode(uint32_t index) {
       queue.post(device::LocalStep::decode_step(device::StepKind::DecodeArriving, decode), device::Stream{},
                  device::Completion{&Operation::local_step_completed, this, index});
   if (posted.done) return step_finished(index, posted.status);
-  ++local_steps_;  // the decode, which ends only after the receive did
+  local_step_accepted();  // the decode, which ends only after the receive did
   const uint64_t id = posted.id;
   auto self = shared_from_this();
   const int peer = st.peer;

@@ -349,7 +349,11 @@ void Operation::run_local(uint32_t index, const device::LocalStep& step) {
   const device::Posted posted =
       queue_->post(step, device::Stream{}, device::Completion{&Operation::local_step_completed, this, index});
   if (posted.done) return step_finished(index, posted.status);
-  ++local_steps_;  // the operation stays in active_ops, so `this` outlives the completion
+  local_step_accepted();
+}
+
+void Operation::local_step_accepted() {
+  if (local_steps_++ == 0) alive_while_local_steps_ = shared_from_this();
 }
 
 void Operation::local_step_completed(void* operation, uint64_t index, const Status& status) {
@@ -357,7 +361,8 @@ void Operation::local_step_completed(void* operation, uint64_t index, const Stat
 }
 
 void Operation::local_step_ended(uint32_t index, const Status& status) {
-  --local_steps_;
+  // Held to the end of this call: the last reference may be this one.
+  std::shared_ptr<Operation> self = --local_steps_ == 0 ? std::move(alive_while_local_steps_) : nullptr;
   if (completed_) return release_if_unused();  // the operation ended while this step ran
   if (status.ok()) take_codec_output(index);
   step_finished(index, status);

@@ -111,6 +111,9 @@ class Operation : public std::enable_shared_from_this<Operation> {
   // once, or when its completion comes back to the engine).
   void run_local(uint32_t index, const device::LocalStep& step);
   static void local_step_completed(void* operation, uint64_t index, const Status& status);
+  // A local step the device queue accepted (it ends later): the operation keeps itself alive until
+  // the last one ended, since a failed operation may release its buffers before (bounded drain).
+  void local_step_accepted();
   void local_step_ended(uint32_t index, const Status& status);
   // An element step that must end at once (device::DeviceQueue::element_steps_end_at_post).
   Status run_element_now(const device::LocalStep& step);
@@ -143,6 +146,7 @@ class Operation : public std::enable_shared_from_this<Operation> {
   std::vector<uint64_t> lengths_;  // run-time message lengths, by slot
   device::DeviceQueue* queue_ = nullptr;  // the process's (local_queue()), taken at start
   int local_steps_ = 0;            // local steps the device queue has not ended; release waits for them
+  std::shared_ptr<Operation> alive_while_local_steps_;  // this, while local_steps_ > 0
   // What codec steps write until they end (the device queue owns nothing of the operation's).
   struct CodecOutput {
     compression::EncodeResult encode;
