@@ -21,6 +21,7 @@
 
 #include "deepcomm/deepcomm.h"
 #include "base/fork_park.h"
+#include "device/cpu_queue.h"
 #include "src/exec/codec_pool.h"
 #include "src/exec/engine.h"
 
@@ -110,7 +111,9 @@ TEST(Fork, ChildInheritsNoLockOfADrivingCaller) {
 }
 
 TEST(Fork, ChildInheritsNoLockOfACodecWorker) {
-  expect_children_find_lock_free([](std::function<void()> fn) { dc::CodecPool::instance().submit(std::move(fn)); });
+  // The executor's device queue: its workers run the codec steps.
+  auto& queue = dynamic_cast<dc::device::CpuQueue&>(dc::local_queue());
+  expect_children_find_lock_free([&queue](std::function<void()> fn) { queue.workers().submit(std::move(fn)); });
 }
 
 // What a rendezvous root's thread does: its own io_context, run by a thread ForkParkedRunner started.
