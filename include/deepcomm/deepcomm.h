@@ -158,6 +158,19 @@ dcResult_t dcCommFailedRanks(dcComm_t comm, int* ranks, int capacity, int* count
 #define DC_SHRINK_ABORT 1
 dcResult_t dcCommShrink(dcComm_t comm, const int* excludeRanks, int excludeCount, dcComm_t* newcomm,
                         const dcConfig_t* config, int flags);
+/* Elastic communicators (docs/elastic.md): new ranks join a communicator, e.g. to replace those a
+ * shrink removed. One rank of comm gets a one-time grow id: it carries a fresh secret, and a
+ * rendezvous root in this process serves one grow until the bootstrap deadline
+ * (DEEPCOMM_BOOTSTRAP_TIMEOUT). Asking again while this rank holds an unused one: dcInvalidUsage. */
+dcResult_t dcCommGrowId(dcComm_t comm, dcUniqueId* growId);
+/* The communicator of nranks (> comm's size) made of comm's ranks, which keep their numbers, and
+ * nranks - size new ones. Existing ranks pass comm and rank -1; the rank that got the id passes
+ * it, the others NULL (they learn it over comm, which stays usable). New processes pass comm NULL,
+ * the id and their rank in [size, nranks). The id is consumed by the grow: a second use, an id of
+ * another communicator or a wrong secret is refused with an error, and a rank that does not come
+ * fails the grow on every rank at the bootstrap deadline. */
+dcResult_t dcCommGrow(dcComm_t comm, int nranks, const dcUniqueId* growId, int rank, dcComm_t* newcomm,
+                      const dcConfig_t* config);
 dcResult_t dcCommCount(dcComm_t comm, int* count);
 dcResult_t dcCommRank(dcComm_t comm, int* rank);
 dcResult_t dcCommGetAsyncError(dcComm_t comm, dcResult_t* asyncError);

@@ -244,6 +244,33 @@ DC_EXPORT dcResult_t dcCommShrink(dcComm_t comm, const int* exclude, int exclude
   });
 }
 
+DC_EXPORT dcResult_t dcCommGrowId(dcComm_t comm, dcUniqueId* id) {
+  return guarded([&] {
+    require(id, "grow id pointer");
+    dc::CommUse use(comm);
+    dc::issue_grow_id(use.get(), id);
+  });
+}
+
+DC_EXPORT dcResult_t dcCommGrow(dcComm_t comm, int nranks, const dcUniqueId* id, int rank, dcComm_t* newcomm,
+                                const dcConfig_t* config) {
+  dcResult_t result = guarded([&] {
+    require(newcomm, "new communicator pointer");
+    *newcomm = nullptr;
+    if (comm == nullptr) {
+      require(id, "grow id (a new rank passes the id it was given)");
+      *newcomm = dc::join_grow(nranks, *id, rank, config);
+      return;
+    }
+    if (rank != -1)
+      dc::fail(dcInvalidArgument,
+               "DeepComm: an existing rank grows with rank -1 (it keeps its number), not " + std::to_string(rank));
+    dc::CommUse use(comm);
+    *newcomm = dc::grow_comm(use.get(), nranks, id, config);
+  });
+  return in_progress_if_nonblocking(result, newcomm ? *newcomm : nullptr);
+}
+
 DC_EXPORT dcResult_t dcCommCount(dcComm_t comm, int* count) {
   return guarded([&] {
     require(count, "count");

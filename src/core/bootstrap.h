@@ -17,6 +17,12 @@ namespace dc {
 // address instead and rank 0 hosts the root there during bootstrap_allgather (as NCCL does).
 void make_unique_id(dcUniqueId* id);
 
+// A grow id for a communicator of parent_nranks ranks (dcCommGrowId): a fresh session and secret,
+// and a root in this process that serves one rendezvous until the bootstrap deadline.
+dcUniqueId make_grow_id(int parent_nranks);
+// The parent size a grow id carries; 0 for an id of dcGetUniqueId. The id must be valid.
+int grow_id_parent_nranks(const dcUniqueId& id);
+
 // The 64-bit value naming the rendezvous, shared by all ranks of the communicator (no credential).
 uint64_t unique_id_session(const dcUniqueId& id);
 // The 128-bit secret every connection of the communicator proves knowledge of (handshake.h).

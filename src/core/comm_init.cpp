@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <functional>
 #include <thread>
 
@@ -10,6 +11,7 @@
 #include "src/core/bootstrap.h"
 #include "src/core/communicator.h"
 #include "src/core/issue.h"
+#include "src/core/parent_allgather.h"
 #include "src/core/peer_setup.h"
 #include "src/core/registration.h"
 #include "src/exec/comm_failure.h"
@@ -71,6 +73,13 @@ void connect_comm(dcComm* comm, const dcUniqueId& id) {
   finish_setup(comm, cards, others);
 }
 
+// A grow id belongs to dcCommGrow: its root serves the grown communicator's size only.
+void refuse_grow_id(const dcUniqueId& id) {
+  if (grow_id_parent_nranks(id) > 0)
+    fail(dcInvalidUsage,
+         "DeepComm: the id is a grow id (ncclCommGetUniqueId/dcCommGrowId): pass it to ncclCommGrow/dcCommGrow");
+}
+
 }  // namespace
 
 namespace {
@@ -121,14 +130,26 @@ dcComm* start_comm(int nranks, int rank, uint64_t session, const dcConfig_t* con
 
 dcComm* init_rank(int nranks, const dcUniqueId& id, int rank, const dcConfig_t* config) {
   validate_unique_id(id);
+  refuse_grow_id(id);
   return start_comm(nranks, rank, unique_id_session(id), config, [id](dcComm* c) { connect_comm(c, id); });
+}
+
+dcComm* init_rank_when_id_known(int nranks, int rank, std::function<dcUniqueId()> obtain_id, const dcConfig_t* config) {
+  return start_comm(nranks, rank, 0, config, [obtain_id](dcComm* c) {
+    const dcUniqueId id = obtain_id();
+    c->exec.id = unique_id_session(id);  // the transports' handshakes name it
+    connect_comm(c, id);
+  });
 }
 
 dcComm* init_rank_scalable(int nranks, int rank, const std::vector<dcUniqueId>& ids, const dcConfig_t* config) {
   if (ids.empty() || static_cast<int>(ids.size()) > nranks)
     fail(dcInvalidArgument, "DeepComm: scalable init needs 1 to nranks unique ids (got " + std::to_string(ids.size()) +
                                 " for " + std::to_string(nranks) + " ranks)");
-  for (const auto& id : ids) validate_unique_id(id);
+  for (const auto& id : ids) {
+    validate_unique_id(id);
+    refuse_grow_id(id);
+  }
   return start_comm(nranks, rank, unique_id_session(ids[0]), config,
                     [ids](dcComm* c) { connect_comm_scalable(c, ids); });
 }
@@ -137,31 +158,17 @@ dcComm* split_comm(dcComm* parent, int color, int key, const dcConfig_t* config)
   if (color < 0 && color != DC_SPLIT_NOCOLOR)
     fail(dcInvalidArgument, "DeepComm: split color must be >= 0 or DC_SPLIT_NOCOLOR");
   // Everyone learns everyone's (color, key) through an all-gather on the parent, issued now (in
-  // order with the parent's other operations); its buffers live as long as the exchange.
-  struct Exchange {
-    int32_t mine[2];
-    std::vector<int32_t> all;
-    std::shared_ptr<OpBatch> batch = std::make_shared<OpBatch>(1);
-  };
-  auto x = std::make_shared<Exchange>();
-  x->mine[0] = color;
-  x->mine[1] = key;
-  x->all.resize(2 * parent->exec.nranks);
-  OpArgs args;
-  args.collective = dcCollAllGather;
-  args.sendbuf = x->mine;
-  args.recvbuf = x->all.data();
-  args.count = 2;
-  args.datatype = dcInt32;
-  submit(std::make_shared<Operation>(&parent->exec, args, prepared_plan(parent, plan_request(parent, args)),
-                                     parent->exec.next_collective_seq++, x->batch));
+  // order with the parent's other operations).
+  std::vector<uint8_t> mine(2 * sizeof(int32_t));
+  const int32_t color_key[2] = {color, key};
+  std::memcpy(mine.data(), color_key, mine.size());
+  auto x = std::make_shared<const ParentAllGather>(parent, std::move(mine), "split");
   const uint64_t split_seq = parent->next_split_seq++;
-  const int timeout_ms = parent->config.timeout_ms;
-  auto wait_exchange = [x, timeout_ms] {
-    if (!x->batch->wait_until(std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms)))
-      fail(dcSystemError, "DeepComm: split timed out exchanging colors");
-    Status st = x->batch->status();
-    if (!st.ok()) throw Error(st.code, st.message);
+  auto wait_exchange = [x] {
+    const std::vector<uint8_t>& bytes = x->wait();
+    std::vector<int32_t> all(bytes.size() / sizeof(int32_t));
+    std::memcpy(all.data(), bytes.data(), bytes.size());
+    return all;
   };
   if (color == DC_SPLIT_NOCOLOR) {
     wait_exchange();
@@ -179,11 +186,11 @@ dcComm* split_comm(dcComm* parent, int color, int key, const dcConfig_t* config)
   const uint64_t parent_id = parent->exec.id;
   const std::shared_ptr<const ClusterView> parent_cluster = parent->cluster;
   // Completes the child once the exchange is done (on this thread, or on the child's set-up thread).
-  auto finish = [x, wait_exchange, color, parent_rank, parent_links, parent_id, parent_cluster, split_seq](dcComm* c) {
-    wait_exchange();
+  auto finish = [wait_exchange, color, parent_rank, parent_links, parent_id, parent_cluster, split_seq](dcComm* c) {
+    const std::vector<int32_t> all = wait_exchange();
     std::vector<std::pair<int32_t, int>> members;  // (key, parent rank)
     for (size_t r = 0; r < parent_links.size(); ++r)
-      if (x->all[2 * r] == color) members.emplace_back(x->all[2 * r + 1], static_cast<int>(r));
+      if (all[2 * r] == color) members.emplace_back(all[2 * r + 1], static_cast<int>(r));
     std::stable_sort(members.begin(), members.end());
     c->exec.nranks = static_cast<int>(members.size());
     c->exec.id = mix(mix(parent_id, split_seq), static_cast<uint64_t>(color));

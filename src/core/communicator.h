@@ -5,13 +5,16 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -48,6 +51,9 @@ struct dcComm {
   // Caller side (the one thread issuing operations).
   uint64_t next_split_seq = 0;
   uint64_t next_shrink_seq = 0;
+  // The grow id this rank got (dcCommGrowId) and no grow consumed yet, and when its root stops.
+  std::optional<dcUniqueId> grow_id;
+  std::chrono::steady_clock::time_point grow_id_expiry;
   std::vector<dc::PreMulSumOp> premul_ops;
   std::map<dc::PlanRequest::Key, std::shared_ptr<const dc::PreparedPlan>> plan_cache;
 
@@ -101,6 +107,15 @@ bool wait_until_unused(dcComm* comm, int timeout_ms);
 dcComm* init_rank(int nranks, const dcUniqueId& id, int rank, const dcConfig_t* config);
 // The same with several rendezvous roots (ranks spread over them; see scalable_init.cpp).
 dcComm* init_rank_scalable(int nranks, int rank, const std::vector<dcUniqueId>& ids, const dcConfig_t* config);
+// A communicator of nranks that joins the rendezvous of the id obtain_id returns; obtain_id runs in
+// the set-up (on a nonblocking communicator's set-up thread), so it may wait for an exchange.
+dcComm* init_rank_when_id_known(int nranks, int rank, std::function<dcUniqueId()> obtain_id, const dcConfig_t* config);
+// Elastic communicators (grow.cpp): a one-time grow id for comm, held by this rank until a grow
+// consumes it; the grown communicator, on an existing rank (id: the one this rank got, or NULL);
+// and on a new rank, which joins with the id and its rank in [comm's size, nranks).
+void issue_grow_id(dcComm* comm, dcUniqueId* id);
+dcComm* grow_comm(dcComm* comm, int nranks, const dcUniqueId* id, const dcConfig_t* config);
+dcComm* join_grow(int nranks, const dcUniqueId& id, int rank, const dcConfig_t* config);
 // Creates the child of comm for (color, key); returns nullptr for DC_SPLIT_NOCOLOR.
 dcComm* split_comm(dcComm* comm, int color, int key, const dcConfig_t* config);
 // The communicator of comm's ranks not in `excluded`, on comm's connections (no rendezvous).

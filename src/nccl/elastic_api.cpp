@@ -1,24 +1,30 @@
-// Growing a communicator (NCCL 2.30): ncclCommGetUniqueId and ncclCommGrow. Arguments are checked
-// as NCCL states them; the grow itself is not implemented yet (issue 34).
+// Growing a communicator (NCCL 2.30): ncclCommGetUniqueId and ncclCommGrow, onto dcCommGrowId and
+// dcCommGrow (src/core/grow.cpp). Arguments are checked here as NCCL states them.
+#include <cstring>
+
 #include "src/nccl/checks.h"
 #include "src/nccl/comm_config.h"
 
 using dc::nccl::comm_shape;
 using dc::nccl::guarded;
 using dc::nccl::invalid_argument;
-using dc::nccl::not_implemented;
 using dc::nccl::require_output;
+using dc::nccl::to_dc;
+using dc::nccl::to_nccl;
 
 DEEPCOMM_NCCL_API(ncclResult_t, ncclCommGetUniqueId, ncclComm_t comm, ncclUniqueId* uniqueId) {
   return guarded([&]() -> ncclResult_t {
     comm_shape(comm, "ncclCommGetUniqueId");
     require_output(uniqueId, "ncclCommGetUniqueId", "uniqueId");
-    not_implemented("ncclCommGetUniqueId");
+    dcUniqueId native;
+    const dcResult_t result = dcCommGrowId(to_dc(comm), &native);
+    if (result == dcSuccess) std::memcpy(uniqueId, &native, sizeof native);
+    return to_nccl(result);
   });
 }
 
 // Existing ranks: comm, rank -1, and the id on the one rank that got it. New ranks: comm NULL,
-// the id and their rank in [0, nRanks).
+// the id and their rank in [the communicator's size, nRanks).
 DEEPCOMM_NCCL_API(ncclResult_t, ncclCommGrow, ncclComm_t comm, int nRanks, const ncclUniqueId* uniqueId, int rank,
                   ncclComm_t* newcomm, ncclConfig_t* config) {
   return guarded([&]() -> ncclResult_t {
@@ -40,7 +46,15 @@ DEEPCOMM_NCCL_API(ncclResult_t, ncclCommGrow, ncclComm_t comm, int nRanks, const
                          "rank " + std::to_string(rank) + " is not in [0, nRanks = " + std::to_string(nRanks) + ")");
       }
     }
-    if (config != nullptr) dc::nccl::comm_config_from_nccl(*config);
-    not_implemented(kFunction);
+    const dcConfig_t native_config =
+        config != nullptr ? dc::nccl::comm_config_from_nccl(*config) : dc::nccl::default_comm_config();
+    dcUniqueId native_id;
+    if (uniqueId != nullptr) native_id = to_dc(*uniqueId);
+    dcComm_t native = nullptr;
+    const dcResult_t result =
+        dcCommGrow(to_dc(comm), nRanks, uniqueId != nullptr ? &native_id : nullptr, rank, &native, &native_config);
+    // A nonblocking communicator is handed out while its set-up is still in progress.
+    if (result == dcSuccess || result == dcInProgress) *newcomm = to_nccl(native);
+    return to_nccl(result);
   });
 }

@@ -1,8 +1,8 @@
 // What NCCL 2.30 added to the ABI, as a program sees it: the pure device-API computations give
 // NCCL's results (formulas of NVIDIA's nccl_device headers), ncclCommQueryProperties describes a
-// host-memory communicator, window pointers reach the rank's own buffer, and the functions
-// DeepComm does not implement yet check their arguments and then refuse with ncclInvalidUsage and
-// a message that says so.
+// host-memory communicator, window pointers reach the rank's own buffer, the elastic functions
+// check their arguments, and the functions DeepComm does not implement yet check their arguments
+// and then refuse with ncclInvalidUsage and a message that says so.
 #include <gtest/gtest.h>
 
 #include <cstddef>
@@ -255,12 +255,16 @@ TEST(Nccl230Library, WindowsGoWithTheirCommunicator) {
   EXPECT_EQ(pointer, nullptr);
 }
 
-TEST_F(Nccl230, ElasticFunctionsCheckArgumentsThenRefuse) {
+// Growing itself is tested with forked processes (elastic_test.cpp, tests/faults/grow_test.cpp).
+TEST_F(Nccl230, ElasticFunctionsCheckArguments) {
   ncclUniqueId id{};
   ncclComm_t grown = nullptr;
-  EXPECT_NOT_IMPLEMENTED(ncclCommGetUniqueId(comms_[0], &id), "ncclCommGetUniqueId");
-  EXPECT_NOT_IMPLEMENTED(ncclCommGrow(comms_[0], kRanks + 1, &id, -1, &grown, nullptr), "ncclCommGrow");
-  EXPECT_NOT_IMPLEMENTED(ncclCommGrow(nullptr, kRanks + 1, &id, kRanks, &grown, nullptr), "ncclCommGrow");
+  ASSERT_EQ(ncclCommGetUniqueId(comms_[0], &id), ncclSuccess) << ncclGetLastError(nullptr);
+  ncclUniqueId second{};
+  EXPECT_REFUSED(ncclCommGetUniqueId(comms_[0], &second), ncclInvalidUsage);  // one unused id at a time
+  ncclComm_t initialized = nullptr;
+  EXPECT_REFUSED(ncclCommInitRank(&initialized, kRanks + 1, id, kRanks), ncclInvalidUsage);         // not an init id
+  EXPECT_REFUSED(ncclCommGrow(nullptr, kRanks + 1, &id, 0, &grown, nullptr), ncclInvalidArgument);  // an old rank's
   EXPECT_REFUSED(ncclCommGetUniqueId(nullptr, &id), ncclInvalidArgument);
   EXPECT_REFUSED(ncclCommGetUniqueId(comms_[0], nullptr), ncclInvalidArgument);
   EXPECT_REFUSED(ncclCommGrow(comms_[0], kRanks + 1, &id, 0, &grown, nullptr), ncclInvalidArgument);

@@ -69,9 +69,11 @@ bool prove_secret(DeadlineSocket& socket, const IdCredentials& credentials, hand
 
 // Connects and proves the secret. Retries while nobody listens yet (rank 0 hosting the root may
 // still be starting it) and while the root drops the connection before its verdict (a root busy
-// with strangers evicts its oldest unproven connections).
+// with strangers evicts its oldest unproven connections). A grow id's root listened before the id
+// existed (grow_id): nobody listening means it is gone, and the id with it.
 void connect_authenticated(DeadlineSocket& socket, const tcp::endpoint& root, const IdCredentials& credentials,
-                           handshake::Purpose purpose, Clock::time_point deadline, int timeout_ms) {
+                           handshake::Purpose purpose, Clock::time_point deadline, int timeout_ms,
+                           bool grow_id = false) {
   milliseconds pause{10};
   for (;;) {
     error_code ec = socket.connect(root, deadline);
@@ -79,6 +81,10 @@ void connect_authenticated(DeadlineSocket& socket, const tcp::endpoint& root, co
       if (prove_secret(socket, credentials, purpose, deadline, root)) return;
       ec = asio::error::connection_reset;
     }
+    if (grow_id && ec == asio::error::connection_refused)
+      fail(dcInvalidUsage, "the grow id's rendezvous at " + text_of(root) +
+                               " is closed: the id was used already, its bootstrap deadline passed or the process "
+                               "that made it ended; get a new one with ncclCommGetUniqueId/dcCommGrowId");
     bool retry =
         ec == asio::error::connection_refused || ec == asio::error::connection_reset || ec == asio::error::try_again;
     if (!retry && ec != asio::error::timed_out)
@@ -174,7 +180,8 @@ std::vector<std::string> bootstrap_allgather(const dcUniqueId& id, int rank, int
   }
 
   DeadlineSocket socket;
-  connect_authenticated(socket, root.endpoint, credentials, handshake::Purpose::RootJoin, deadline, timeout_ms);
+  connect_authenticated(socket, root.endpoint, credentials, handshake::Purpose::RootJoin, deadline, timeout_ms,
+                        grow_id_parent_nranks(id) > 0);
   wire::Request request{wire::RequestKind::Join, credentials.session, rank, nranks, blob.size()};
   auto header = wire::encode_request(request);
   if (error_code ec = socket.write({asio::buffer(header), asio::buffer(blob)}, deadline))

@@ -18,6 +18,14 @@ std::chrono::milliseconds root_deadline() {
   return std::chrono::milliseconds(config::integer(settings::kBootstrapTimeout));
 }
 
+// An id with a fresh session and secret whose root this process starts now.
+dcUniqueId make_hosted_id(int grow_parent_nranks) {
+  const IdCredentials credentials = random_credentials();
+  boost::asio::ip::tcp::endpoint bind_to(boost::asio::ip::make_address(chosen_interface().address), 0);
+  RootAddress root{start_rendezvous_root(bind_to, false, credentials, root_deadline()), false};
+  return encode_unique_id(root, credentials, grow_parent_nranks);
+}
+
 }  // namespace
 
 void make_unique_id(dcUniqueId* id) {
@@ -29,10 +37,12 @@ void make_unique_id(dcUniqueId* id) {
     *id = encode_unique_id(root, credentials_from_environment("NCCL_COMM_ID=" + *comm_id, "NCCL_COMM_ID"));
     return;
   }
-  const IdCredentials credentials = random_credentials();
-  boost::asio::ip::tcp::endpoint bind_to(boost::asio::ip::make_address(chosen_interface().address), 0);
-  RootAddress root{start_rendezvous_root(bind_to, false, credentials, root_deadline()), false};
-  *id = encode_unique_id(root, credentials);
+  *id = make_hosted_id(0);
+}
+
+dcUniqueId make_grow_id(int parent_nranks) {
+  if (parent_nranks < 1) fail(dcInvalidArgument, "DeepComm: a grow id needs a parent of at least one rank");
+  return make_hosted_id(parent_nranks);
 }
 
 }  // namespace dc

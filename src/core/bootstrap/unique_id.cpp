@@ -13,8 +13,10 @@ constexpr char kMagic[4] = {'D', 'C', 'I', 'D'};
 constexpr uint8_t kVersion = 2;
 constexpr uint8_t kFlagHostedByRank0 = 1;
 constexpr uint8_t kFlagAuthenticated = 2;
+constexpr uint8_t kFlagGrow = 4;
 constexpr size_t kFlagsAt = 5, kFamilyAt = 6, kPortAt = 8, kSessionAt = 16, kAddressAt = 24, kSecretAt = 40;
-constexpr size_t kUsedBytes = kSecretAt + sizeof(Secret::bytes);
+constexpr size_t kGrowParentAt = kSecretAt + sizeof(Secret::bytes);
+constexpr size_t kUsedBytes = kGrowParentAt;  // ... and 4 more in a grow id
 
 void put_le(char* at, uint64_t value, int bytes) {
   for (int i = 0; i < bytes; ++i) at[i] = static_cast<char>((value >> (8 * i)) & 0xff);
@@ -35,13 +37,14 @@ int hex_digit(char c) {
 
 }  // namespace
 
-dcUniqueId encode_unique_id(const RootAddress& root, const IdCredentials& credentials) {
+dcUniqueId encode_unique_id(const RootAddress& root, const IdCredentials& credentials, int grow_parent_nranks) {
   dcUniqueId id{};
   char* b = id.internal;
   std::memcpy(b, kMagic, sizeof kMagic);
   b[4] = static_cast<char>(kVersion);
   b[kFlagsAt] = static_cast<char>((root.hosted_by_rank0 ? kFlagHostedByRank0 : 0) |
-                                  (credentials.authenticated ? kFlagAuthenticated : 0));
+                                  (credentials.authenticated ? kFlagAuthenticated : 0) |
+                                  (grow_parent_nranks > 0 ? kFlagGrow : 0));
   const auto& address = root.endpoint.address();
   if (address.is_v4()) {
     put_le(b + kFamilyAt, 4, 2);
@@ -55,6 +58,7 @@ dcUniqueId encode_unique_id(const RootAddress& root, const IdCredentials& creden
   put_le(b + kPortAt, root.endpoint.port(), 2);
   put_le(b + kSessionAt, credentials.session, 8);
   std::memcpy(b + kSecretAt, credentials.secret.bytes.data(), credentials.secret.bytes.size());
+  if (grow_parent_nranks > 0) put_le(b + kGrowParentAt, static_cast<uint64_t>(grow_parent_nranks), 4);
   return id;
 }
 
@@ -72,10 +76,13 @@ void validate_unique_id(const dcUniqueId& id) {
   const auto flags = static_cast<uint8_t>(b[kFlagsAt]);
   bool padding_clear = b[kPortAt + 2] == 0 && b[kPortAt + 3] == 0;
   for (size_t i = kPortAt + 4; i < kSessionAt; ++i) padding_clear = padding_clear && b[i] == 0;
-  for (size_t i = kUsedBytes; i < DC_UNIQUE_ID_BYTES; ++i) padding_clear = padding_clear && b[i] == 0;
+  const bool grow = (flags & kFlagGrow) != 0;
+  if (grow && (get_le(b + kGrowParentAt, 4) < 1 || get_le(b + kGrowParentAt, 4) > 0x7fffffff))
+    fail(dcInvalidArgument, "the id is not a DeepComm grow id (corrupt parent size)");
+  for (size_t i = kUsedBytes + (grow ? 4 : 0); i < DC_UNIQUE_ID_BYTES; ++i) padding_clear = padding_clear && b[i] == 0;
   if (family == 4)
     for (size_t i = kAddressAt + 4; i < kSecretAt; ++i) padding_clear = padding_clear && b[i] == 0;
-  if ((flags & ~(kFlagHostedByRank0 | kFlagAuthenticated)) != 0 || !padding_clear)
+  if ((flags & ~(kFlagHostedByRank0 | kFlagAuthenticated | kFlagGrow)) != 0 || !padding_clear)
     fail(dcInvalidArgument, "the id is not a DeepComm unique id (unknown flags or bytes set)");
 }
 
@@ -95,6 +102,11 @@ RootAddress decode_root_address(const dcUniqueId& id) {
   root.endpoint = {address, static_cast<unsigned short>(get_le(b + kPortAt, 2))};
   root.hosted_by_rank0 = (static_cast<uint8_t>(b[kFlagsAt]) & kFlagHostedByRank0) != 0;
   return root;
+}
+
+int grow_id_parent_nranks(const dcUniqueId& id) {
+  if (!(static_cast<uint8_t>(id.internal[kFlagsAt]) & kFlagGrow)) return 0;
+  return static_cast<int>(get_le(id.internal + kGrowParentAt, 4));
 }
 
 uint64_t unique_id_session(const dcUniqueId& id) { return get_le(id.internal + kSessionAt, 8); }

@@ -1,11 +1,13 @@
 // What a dcUniqueId carries, and how it is laid out in its 128 bytes:
 //   [0,4)   magic "DCID"          [4]     layout version (2)
 //   [5]     flags (bit 0: the root is hosted by rank 0, the NCCL_COMM_ID / torchrun case;
-//                  bit 1: the secret is a real one, random or from DEEPCOMM_SECRET)
+//                  bit 1: the secret is a real one, random or from DEEPCOMM_SECRET;
+//                  bit 2: a grow id, from dcCommGrowId)
 //   [6,8)   address family (4 or 6, little-endian)
 //   [8,10)  TCP port (little-endian)   [16,24) session (little-endian)
 //   [24,40) address bytes (IPv4 in the first 4)
 //   [40,56) secret: 128 bits every connection proves knowledge of (handshake.h)
+//   [56,60) a grow id's parent size: the existing ranks are 0 .. that - 1 (little-endian)
 //   the rest is zero.
 #pragma once
 
@@ -30,7 +32,8 @@ struct IdCredentials {
   bool authenticated = false;  // false: an all-zero secret (NCCL_COMM_ID/torchrun without DEEPCOMM_SECRET)
 };
 
-dcUniqueId encode_unique_id(const RootAddress& root, const IdCredentials& credentials);
+// grow_parent_nranks > 0 makes a grow id of a communicator of that size.
+dcUniqueId encode_unique_id(const RootAddress& root, const IdCredentials& credentials, int grow_parent_nranks = 0);
 // The id must be valid (validate_unique_id).
 RootAddress decode_root_address(const dcUniqueId& id);
 IdCredentials unique_id_credentials(const dcUniqueId& id);
