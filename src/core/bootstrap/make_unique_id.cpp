@@ -22,7 +22,7 @@ std::chrono::milliseconds root_deadline() {
 dcUniqueId make_hosted_id(int grow_parent_nranks) {
   const IdCredentials credentials = random_credentials();
   boost::asio::ip::tcp::endpoint bind_to(boost::asio::ip::make_address(chosen_interface().address), 0);
-  RootAddress root{start_rendezvous_root(bind_to, false, credentials, root_deadline()), false};
+  RootAddress root{start_rendezvous_root(bind_to, false, credentials, root_deadline(), grow_parent_nranks > 0), false};
   return encode_unique_id(root, credentials, grow_parent_nranks);
 }
 

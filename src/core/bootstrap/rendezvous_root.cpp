@@ -40,10 +40,11 @@ struct RendezvousRoot::Connection {
 };
 
 RendezvousRoot::RendezvousRoot(const tcp::endpoint& bind_to, bool reuse_address, const IdCredentials& credentials,
-                               std::chrono::milliseconds deadline)
+                               std::chrono::milliseconds deadline, bool fail_on_departure)
     : acceptor_(io_),
       deadline_timer_(io_),
       deadline_(deadline),
+      fail_on_departure_(fail_on_departure),
       credentials_(credentials),
       unproven_(io_),
       state_(credentials.session) {
@@ -157,7 +158,10 @@ void RendezvousRoot::on_request(const ConnectionPtr& c) {
 void RendezvousRoot::on_join(const ConnectionPtr& c) {
   std::string rejection;
   switch (state_.join(c->request, std::move(c->blob), &rejection)) {
-    case RendezvousState::Outcome::Accepted: waiting_.push_back(c); break;
+    case RendezvousState::Outcome::Accepted:
+      waiting_.push_back(c);
+      if (fail_on_departure_) watch_departure(c);
+      break;
     case RendezvousState::Outcome::Complete:
       waiting_.push_back(c);
       send_table();
@@ -172,6 +176,19 @@ void RendezvousRoot::on_join(const ConnectionPtr& c) {
   }
 }
 
+// A joined rank sends nothing more: its connection ending (or carrying bytes) before the table went
+// out means it is gone, which fails the rendezvous for every rank now instead of at the deadline.
+void RendezvousRoot::watch_departure(const ConnectionPtr& c) {
+  auto byte = std::make_shared<uint8_t>();
+  asio::async_read(c->socket, asio::buffer(byte.get(), 1), [this, c, byte](error_code ec, size_t) {
+    if (ec == asio::error::operation_aborted || closing_ || state_.failed()) return;
+    state_.fail_for_departure(c->request.rank);
+    std::erase(waiting_, c);
+    c->close();
+    fail_everyone();
+  });
+}
+
 void RendezvousRoot::send_table() {
   closing_ = true;
   close_acceptor();
@@ -184,7 +201,7 @@ void RendezvousRoot::send_table() {
 
 // Later joiners of a failed rendezvous are told too, until the deadline.
 void RendezvousRoot::fail_everyone() {
-  auto message = std::make_shared<const std::string>(wire::encode_error(dcInvalidUsage, state_.failure()));
+  auto message = std::make_shared<const std::string>(wire::encode_error(state_.failure_code(), state_.failure()));
   for (const auto& c : waiting_) send(c, message);
   waiting_.clear();
 }

@@ -28,8 +28,11 @@ namespace dc {
 class RendezvousRoot {
  public:
   // Listens on bind_to (port 0: an ephemeral port). Throws dc::Error(dcSystemError) when it cannot.
+  // fail_on_departure: a joined rank whose connection ends before every rank joined fails the
+  // rendezvous at once (a grow's root: its joiner is a fresh process that may die); otherwise the
+  // others wait for the deadline (ranks giving up at their own deadlines leave one by one).
   RendezvousRoot(const boost::asio::ip::tcp::endpoint& bind_to, bool reuse_address, const IdCredentials& credentials,
-                 std::chrono::milliseconds deadline);
+                 std::chrono::milliseconds deadline, bool fail_on_departure = false);
   ~RendezvousRoot();  // stops serving and joins the thread
   RendezvousRoot(const RendezvousRoot&) = delete;
   RendezvousRoot& operator=(const RendezvousRoot&) = delete;
@@ -49,6 +52,7 @@ class RendezvousRoot {
   void read_request(const ConnectionPtr& c);
   void on_request(const ConnectionPtr& c);
   void on_join(const ConnectionPtr& c);
+  void watch_departure(const ConnectionPtr& c);
   void send_table();
   void fail_everyone();
   void on_deadline();
@@ -63,6 +67,7 @@ class RendezvousRoot {
   boost::asio::ip::tcp::endpoint endpoint_;
   std::atomic<int> listen_fd_{-1};
   std::chrono::milliseconds deadline_;
+  bool fail_on_departure_;
   IdCredentials credentials_;
   HandshakeSlots unproven_;  // connections that have not proved the secret yet
   RendezvousState state_;

@@ -32,6 +32,14 @@ RendezvousState::Outcome RendezvousState::join(const wire::Request& r, std::stri
   return static_cast<int>(blobs_.size()) == nranks_ ? Outcome::Complete : Outcome::Accepted;
 }
 
+void RendezvousState::fail_for_departure(int rank) {
+  if (failed()) return;
+  blobs_.erase(rank);
+  failure_ = "rank " + std::to_string(rank) +
+             " left the rendezvous before every rank joined (its process ended or gave up); " + progress();
+  failure_code_ = dcRemoteError;
+}
+
 std::vector<std::string> RendezvousState::blobs() const {
   std::vector<std::string> table;
   table.reserve(blobs_.size());

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "deepcomm/deepcomm.h"
 #include "src/core/bootstrap/wire.h"
 
 namespace dc {
@@ -24,8 +25,13 @@ class RendezvousState {
 
   Outcome join(const wire::Request& request, std::string blob, std::string* rejection);
 
+  // A joined rank left before every rank joined: the rendezvous cannot complete.
+  void fail_for_departure(int rank);
+
   bool failed() const { return !failure_.empty(); }
   const std::string& failure() const { return failure_; }
+  // dcInvalidUsage when the joins disagree, dcRemoteError when a rank left.
+  dcResult_t failure_code() const { return failure_code_; }
   // Every rank's blob, in rank order (once complete).
   std::vector<std::string> blobs() const;
   // "3 of 4 ranks joined (missing ranks: 2)".
@@ -37,6 +43,7 @@ class RendezvousState {
   // By rank: what was joined so far costs memory, not what nranks claims.
   std::map<int, std::string> blobs_;
   std::string failure_;
+  dcResult_t failure_code_ = dcInvalidUsage;
 };
 
 }  // namespace dc

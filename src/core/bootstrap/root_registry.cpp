@@ -58,8 +58,8 @@ Registry& registry() {
 
 boost::asio::ip::tcp::endpoint start_rendezvous_root(const boost::asio::ip::tcp::endpoint& bind_to, bool reuse_address,
                                                      const IdCredentials& credentials,
-                                                     std::chrono::milliseconds deadline) {
-  auto root = std::make_unique<RendezvousRoot>(bind_to, reuse_address, credentials, deadline);
+                                                     std::chrono::milliseconds deadline, bool fail_on_departure) {
+  auto root = std::make_unique<RendezvousRoot>(bind_to, reuse_address, credentials, deadline, fail_on_departure);
   root->start();
   auto endpoint = root->local_endpoint();
   Registry& r = registry();
