@@ -188,6 +188,61 @@ TEST_P(Grow, StrangersAndWrongIdsAreRefusedWhileTheGrowGoesOn) {
   EXPECT_EQ(procs.finish(60), "");
 }
 
+// Waits (bounded) until a nonblocking communicator's set-up ended; its result.
+dcResult_t settled(dcComm_t comm) {
+  dcResult_t state = dcInProgress;
+  for (int i = 0; i < 3000 && state == dcInProgress; ++i) {
+    if (dcCommGetAsyncError(comm, &state) != dcSuccess) return dcInternalError;
+    if (state == dcInProgress) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return state;
+}
+
+// A nonblocking grow returns dcInProgress at once on every rank; the parent takes calls meanwhile
+// (issued after the grow's exchange, they run after it), and the grown communicator then works.
+TEST_P(Grow, NonblockingGrowCompletesInTheBackground) {
+  IdPipe ids;
+  dcUniqueId id;
+  ASSERT_EQ(dcGetUniqueId(&id), dcSuccess);
+  dcConfig_t nonblocking = DC_CONFIG_INIT;
+  nonblocking.blocking = 0;
+  dctest::ForkedProcesses procs;
+  for (int r = 0; r < 2; ++r) {
+    procs.start("rank " + std::to_string(r), env(), [&, r] {
+      dcComm_t parent = nullptr;
+      if (dcCommInitRank(&parent, 2, &id, r, nullptr) != dcSuccess) return 2;
+      dcUniqueId grow_id{};
+      if (r == 0 && (dcCommGrowId(parent, &grow_id) != dcSuccess || !ids.send(grow_id))) return 3;
+      dcComm_t grown = nullptr;
+      if (dcCommGrow(parent, 3, r == 0 ? &grow_id : nullptr, -1, &grown, &nonblocking) != dcInProgress || !grown)
+        return 4;
+      if (!sums_right(parent, "parent during the grow")) return 5;
+      if (settled(grown) != dcSuccess) {
+        fprintf(stderr, "rank %d: nonblocking grow: %s\n", r, dcGetLastError());
+        return 6;
+      }
+      if (!has_shape(grown, 3, r)) return 7;
+      int64_t mine = r + 1, sum = -1;
+      const dcResult_t issued = dcAllReduce(&mine, &sum, 1, dcInt64, dcSum, grown, nullptr);
+      if (issued != dcInProgress && issued != dcSuccess) return 8;  // small ones may finish at once
+      if (settled(grown) != dcSuccess || sum != 6) return 9;
+      return dcCommDestroy(grown) == dcSuccess && dcCommDestroy(parent) == dcSuccess ? 0 : 10;
+    });
+  }
+  procs.start("joiner", env(), [&] {
+    dcUniqueId grow_id;
+    if (!ids.receive(&grow_id)) return 2;
+    dcComm_t grown = nullptr;
+    if (dcCommGrow(nullptr, 3, &grow_id, 2, &grown, &nonblocking) != dcInProgress || settled(grown) != dcSuccess)
+      return 3;
+    int64_t mine = 3, sum = -1;
+    const dcResult_t issued = dcAllReduce(&mine, &sum, 1, dcInt64, dcSum, grown, nullptr);
+    if ((issued != dcInProgress && issued != dcSuccess) || settled(grown) != dcSuccess || sum != 6) return 4;
+    return dcCommDestroy(grown) == dcSuccess ? 0 : 5;
+  });
+  EXPECT_EQ(procs.finish(60), "");
+}
+
 // The joiner is killed: before joining the rendezvous (every existing rank's grow fails at the
 // 2 s bootstrap deadline), or having joined it (the root sees its connection end and fails the
 // rendezvous at once). Either way the parent still works.
