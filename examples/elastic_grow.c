@@ -6,6 +6,9 @@
  *       deepcomm-run exits with the killed rank's status (137: it reports the first rank that
  *       failed); when everything after went well, the survivors' rank 0 prints
  *       "elastic_grow: 4 ranks again, every rank right".
+ *   deepcomm-run --netns H0,H1 --grace 60 -n 4 elastic_grow --replacement-netns H2
+ *       the same on network-namespace hosts (tools/cluster/dc-cluster), the replacement started
+ *       on another host, H2, through `ip netns exec`: a new host joins.
  *   elastic_grow --join HEX NRANKS RANK
  *       how a survivor starts the replacement: the grow id in hex, the size, the new rank.
  */
@@ -77,8 +80,27 @@ static int replacement_succeeded(pid_t pid) {
   return 0;
 }
 
+/* Starts this program as the replacement, in network namespace netns when it is not NULL. */
+static pid_t start_replacement(const dcUniqueId* id, int nranks, const char* netns) {
+  char self[4096], hex[2 * DC_UNIQUE_ID_BYTES + 1], size[16], new_rank[16];
+  const ssize_t length = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (length <= 0) return -1;
+  self[length] = '\0';
+  to_hex(id, hex);
+  snprintf(size, sizeof size, "%d", nranks);
+  snprintf(new_rank, sizeof new_rank, "%d", nranks - 1);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    if (netns) execlp("ip", "ip", "netns", "exec", netns, self, "--join", hex, size, new_rank, (char*)NULL);
+    else execl(self, self, "--join", hex, size, new_rank, (char*)NULL);
+    _exit(127);
+  }
+  return pid;
+}
+
 int main(int argc, char** argv) {
   if (argc == 5 && strcmp(argv[1], "--join") == 0) return join(argv[2], atoi(argv[3]), atoi(argv[4]));
+  const char* replacement_netns = argc == 3 && strcmp(argv[1], "--replacement-netns") == 0 ? argv[2] : NULL;
   dcComm_t comm;
   if (dcCommInitFromEnv(&comm, NULL) != dcSuccess) {
     fprintf(stderr, "init: %s\n", dcGetLastError());
@@ -112,15 +134,7 @@ int main(int argc, char** argv) {
   pid_t replacement = -1;
   if (me == 0) {
     if (dcCommGrowId(survivors, &grow_id) != dcSuccess) return 6;
-    char hex[2 * DC_UNIQUE_ID_BYTES + 1], size[16], new_rank[16];
-    to_hex(&grow_id, hex);
-    snprintf(size, sizeof size, "%d", n);
-    snprintf(new_rank, sizeof new_rank, "%d", n - 1);
-    replacement = fork();
-    if (replacement == 0) {
-      execl("/proc/self/exe", argv[0], "--join", hex, size, new_rank, (char*)NULL);
-      _exit(127);
-    }
+    replacement = start_replacement(&grow_id, n, replacement_netns);
     if (replacement < 0) return 7;
   }
   dcComm_t grown;
