@@ -9,8 +9,9 @@
  *   deepcomm-run --netns H0,H1 --grace 60 -n 4 elastic_grow --replacement-netns H2
  *       the same on network-namespace hosts (tools/cluster/dc-cluster), the replacement started
  *       on another host, H2, through `ip netns exec`: a new host joins.
- *   elastic_grow --join HEX NRANKS RANK
- *       how a survivor starts the replacement: the grow id in hex, the size, the new rank.
+ *   elastic_grow --join NRANKS RANK
+ *       how a survivor starts the replacement: the size and the new rank on the command line, the
+ *       grow id in hex on its standard input (never on a command line: docs/security.md).
  */
 #include <deepcomm/deepcomm.h>
 #include <signal.h>
@@ -55,9 +56,10 @@ static int every_rank_right(dcComm_t comm) {
 }
 
 /* The replacement: a fresh process with nothing but the id, the size and its rank. */
-static int join(const char* hex, int nranks, int rank) {
+static int join(int nranks, int rank) {
+  char hex[2 * DC_UNIQUE_ID_BYTES + 1];
   dcUniqueId id;
-  if (from_hex(hex, &id) != 0) return 2;
+  if (!fgets(hex, sizeof hex, stdin) || from_hex(hex, &id) != 0) return 2;
   dcComm_t grown;
   if (dcCommGrow(NULL, nranks, &id, rank, &grown, NULL) != dcSuccess) {
     fprintf(stderr, "replacement: grow: %s\n", dcGetLastError());
@@ -80,26 +82,34 @@ static int replacement_succeeded(pid_t pid) {
   return 0;
 }
 
-/* Starts this program as the replacement, in network namespace netns when it is not NULL. */
+/* Starts this program as the replacement, in network namespace netns when it is not NULL, and
+ * writes the id to its standard input. */
 static pid_t start_replacement(const dcUniqueId* id, int nranks, const char* netns) {
   char self[4096], hex[2 * DC_UNIQUE_ID_BYTES + 1], size[16], new_rank[16];
   const ssize_t length = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (length <= 0) return -1;
+  int id_pipe[2];
+  if (length <= 0 || pipe(id_pipe) != 0) return -1;
   self[length] = '\0';
   to_hex(id, hex);
   snprintf(size, sizeof size, "%d", nranks);
   snprintf(new_rank, sizeof new_rank, "%d", nranks - 1);
   const pid_t pid = fork();
   if (pid == 0) {
-    if (netns) execlp("ip", "ip", "netns", "exec", netns, self, "--join", hex, size, new_rank, (char*)NULL);
-    else execl(self, self, "--join", hex, size, new_rank, (char*)NULL);
+    dup2(id_pipe[0], STDIN_FILENO);
+    close(id_pipe[0]);
+    close(id_pipe[1]);
+    if (netns) execlp("ip", "ip", "netns", "exec", netns, self, "--join", size, new_rank, (char*)NULL);
+    else execl(self, self, "--join", size, new_rank, (char*)NULL);
     _exit(127);
   }
-  return pid;
+  close(id_pipe[0]);
+  const int written = pid > 0 && write(id_pipe[1], hex, strlen(hex)) == (ssize_t)strlen(hex);
+  close(id_pipe[1]);
+  return written ? pid : -1;
 }
 
 int main(int argc, char** argv) {
-  if (argc == 5 && strcmp(argv[1], "--join") == 0) return join(argv[2], atoi(argv[3]), atoi(argv[4]));
+  if (argc == 4 && strcmp(argv[1], "--join") == 0) return join(atoi(argv[2]), atoi(argv[3]));
   const char* replacement_netns = argc == 3 && strcmp(argv[1], "--replacement-netns") == 0 ? argv[2] : NULL;
   dcComm_t comm;
   if (dcCommInitFromEnv(&comm, NULL) != dcSuccess) {

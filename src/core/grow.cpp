@@ -15,13 +15,15 @@ namespace dc {
 
 namespace {
 
+// Whether an existing rank passed an id: none, its own unused grow id, or one it may not use.
+constexpr int32_t kNoId = 0, kTheId = 1, kRefusedId = 2;
+
 // What each existing rank tells the others before growing.
 struct GrowArguments {
   int32_t nranks = 0;
-  int32_t id_state = 0;  // one of the values below
+  int32_t id_state = kNoId;
   dcUniqueId id{};
 };
-constexpr int32_t kNoId = 0, kTheId = 1, kRefusedId = 2;
 
 std::vector<uint8_t> to_bytes(const GrowArguments& a) {
   std::vector<uint8_t> bytes(sizeof a);
