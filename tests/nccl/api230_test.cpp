@@ -15,25 +15,14 @@
 
 #include "deepcomm/deepcomm.h"
 #include "deepcomm/nccl.h"
+#include "tests/nccl/refusal.h"
 
 namespace {
 
 constexpr int kRanks = 2;
 
-struct Refusal {
-  ncclResult_t result;
-  std::string message;
-};
-
-// On a fresh thread, whose last-error message starts empty.
-Refusal call_on_fresh_thread(const std::function<ncclResult_t()>& call) {
-  Refusal refusal{ncclSuccess, ""};
-  std::thread([&] {
-    refusal.result = call();
-    refusal.message = ncclGetLastError(nullptr);
-  }).join();
-  return refusal;
-}
+using dctest::call_on_fresh_thread;
+using dctest::Refusal;
 
 const std::string kVersion = std::to_string(DEEPCOMM_VERSION_MAJOR) + "." + std::to_string(DEEPCOMM_VERSION_MINOR) +
                              "." + std::to_string(DEEPCOMM_VERSION_PATCH);

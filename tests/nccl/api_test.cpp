@@ -12,27 +12,15 @@
 #include <vector>
 
 #include "deepcomm/nccl.h"
+#include "tests/nccl/refusal.h"
 
 namespace {
 
 constexpr int kRanks = 2;
 constexpr float kUntouched = -12345.0f;
 
-struct Refusal {
-  ncclResult_t result;
-  std::string message;
-};
-
-// Runs the call on a fresh thread, whose last-error message starts empty, so that a non-empty
-// message afterwards was set by this very call.
-Refusal call_on_fresh_thread(const std::function<ncclResult_t()>& call) {
-  Refusal refusal{ncclSuccess, ""};
-  std::thread([&] {
-    refusal.result = call();
-    refusal.message = ncclGetLastError(nullptr);
-  }).join();
-  return refusal;
-}
+using dctest::call_on_fresh_thread;
+using dctest::Refusal;
 
 #define EXPECT_REFUSED(call, code)                                         \
   do {                                                                     \
