@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "src/core/compressed_issue.h"
+#include "src/core/suspend.h"
 #include "src/exec/comm_failure.h"
 #include "src/exec/flat_board.h"
 #include "src/exec/flat_collective.h"
@@ -230,6 +231,7 @@ void remember_pending(dcComm* comm, const std::shared_ptr<OpBatch>& batch) {
 
 void validate(dcComm* comm, const OpArgs& a) {
   checked_comm(comm);
+  require_not_suspended(comm, "an operation");
   if (a.collective < 0 || a.collective >= dcNumCollectives)
     fail(dcInvalidArgument, "DeepComm: unknown collective");
   const size_t elem = datatype_size(a.datatype);

@@ -405,11 +405,12 @@ void submit(std::shared_ptr<Operation> op) {
 
 std::byte* comm_scratch(ExecComm* comm, size_t bytes, int slot) {
   auto& buffer = comm->scratch[slot];
-  if (buffer.size < bytes) {
-    buffer.data.reset(new std::byte[bytes]);
-    buffer.size = bytes;
+  if (buffer.size() < bytes) {
+    const size_t had = buffer.size();
+    buffer = ScratchMemory(bytes);
+    comm->scratch_held += bytes - had;
   }
-  return buffer.data.get();
+  return buffer.data();
 }
 
 }  // namespace dc
