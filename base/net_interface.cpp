@@ -5,10 +5,10 @@
 #include <net/if.h>
 #include <netinet/in.h>
 
-#include <cstdlib>
 #include <sstream>
 
 #include "base/error.h"
+#include "base/settings.h"
 
 namespace dc {
 
@@ -88,8 +88,8 @@ std::vector<NetInterface> list_interfaces() {
 }
 
 NetInterface chosen_interface() {
-  for (const char* variable : {"DEEPCOMM_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME"}) {
-    if (const char* v = std::getenv(variable); v && *v) return select_interface(list_interfaces(), v, variable);
+  for (const config::Setting* setting : {&settings::kDeepcommSocketIfname, &settings::kNcclSocketIfname}) {
+    if (auto v = config::text(*setting)) return select_interface(list_interfaces(), *v, setting->name);
   }
   return select_interface(list_interfaces(), "");
 }

@@ -1,5 +1,5 @@
 // The codec's hot loops, one set per instruction set (codec_loops.inc compiled with that set's
-// flags): every set produces the same bytes and values (tests/compression/test_isa.cpp). The
+// flags): every set produces the same bytes and values (tests/compression/isa_test.cpp). The
 // encoder and decoders take the set to use; Isa::best is the fastest this CPU runs.
 #pragma once
 

@@ -12,6 +12,7 @@
 #include "base/error.h"
 #include "topology/json_reader.h"
 #include "topology/json_writer.h"
+#include "topology/settings.h"
 #include "topology/topology_file.h"
 
 namespace dc::topo {
@@ -449,9 +450,9 @@ TopologyFile load_topology_file(const std::string& path) {
 }
 
 std::optional<TopologyFile> load_topology_file_from_env() {
-  const char* path = std::getenv("DEEPCOMM_TOPO_FILE");
-  if (path == nullptr || *path == '\0') return std::nullopt;
-  return load_topology_file(path);
+  const std::optional<std::string> path = config::text(settings::kTopoFile);
+  if (!path) return std::nullopt;
+  return load_topology_file(*path);
 }
 
 }  // namespace dc::topo

@@ -4,10 +4,11 @@
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
-#include <new>
 #include <thread>
+#include <utility>
 
 #include "deepcomm/deepcomm.h"
+#include "base/c_abi_guard.h"
 #include "src/core/bootstrap.h"
 #include "src/core/communicator.h"
 #include "src/core/compressed_issue.h"
@@ -24,24 +25,10 @@
 
 namespace {
 
+// Every entry point's body runs under the C-ABI guard.
 template <class F>
-dcResult_t guarded(F&& body) {
-  try {
-    body();
-    return dcSuccess;
-  } catch (const dc::Error& e) {
-    dc::set_last_error(e.what());
-    return e.code();
-  } catch (const std::bad_alloc&) {
-    dc::set_last_error("DeepComm: out of memory");
-    return dcSystemError;
-  } catch (const std::exception& e) {
-    dc::set_last_error(std::string("DeepComm: internal error: ") + e.what());
-    return dcInternalError;
-  } catch (...) {
-    dc::set_last_error("DeepComm: internal error");
-    return dcInternalError;
-  }
+dcResult_t guarded(F&& body) noexcept {
+  return dc::guard_c_abi<dcResult_t>(std::forward<F>(body));
 }
 
 template <class T>

@@ -1,11 +1,11 @@
 #include "src/core/compressed_issue.h"
 
-#include <cstdlib>
 #include <limits>
 #include <mutex>
 #include <set>
 #include <string>
 
+#include "src/core/settings.h"
 #include "src/exec/residual_store.h"
 #include "kernels/reduce.h"
 
@@ -108,8 +108,7 @@ OpArgs with_configured_compression(dcComm* comm, OpArgs args) {
   if (call->spec.error_feedback) {
     ExecComm& exec = comm->exec;
     if (!exec.residual_store) exec.residual_store = std::make_unique<ResidualStore>(config.compress_ef_bytes);
-    if (const char* generation = std::getenv("DEEPCOMM_COMPRESS_RESET"))
-      exec.residual_store->reset_on_change(generation);
+    if (auto generation = config::text(settings::kCompressReset)) exec.residual_store->reset_on_change(*generation);
     call->residual = exec.residual_store->find_or_create(args.sendbuf, args.count, args.datatype);
   }
   args.compressed = std::move(call);

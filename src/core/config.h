@@ -1,6 +1,7 @@
-// The configuration table: every DEEPCOMM_* variable (and the NCCL_* ones that mean something here),
-// read once per communicator init. Entries marked plan-shaping are exchanged at init and must agree
-// on all ranks; see docs/configuration.md.
+// A communicator's configuration: the settings (declared in src/core/settings.h and the rooms'
+// tables below it, read through base/config_table.h) that shape it, read once per communicator
+// init. Entries marked plan-shaping are exchanged at init and must agree on all ranks; see
+// docs/configuration.md.
 #pragma once
 
 #include <cstdint>
@@ -43,6 +44,11 @@ struct Config {
   // "NAME=value" for every plan-shaping entry, in a fixed order.
   std::vector<std::string> plan_shaping_entries() const;
 };
+
+// Adds every room's settings table (base/config_table.h) to the process's registry, once; the
+// registry's users call it first. Explicit, so that no table depends on static initialization
+// or on its reading code being linked in.
+void register_settings();
 
 // Host identity: where shared memory really works. Boot id + network-namespace inode, or
 // DEEPCOMM_HOST_ID when set.

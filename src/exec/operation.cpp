@@ -7,6 +7,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "base/log.h"
+#include "src/exec/codec_pool.h"
 #include "src/exec/comm_failure.h"
 #include "src/exec/engine.h"
 #include "src/exec/signature.h"
@@ -195,6 +196,7 @@ void Operation::start() {
     return;
   }
   const Plan& plan = prepared_->plan;
+  queue_ = &local_queue();
   input_ = static_cast<std::byte*>(const_cast<void*>(args_.sendbuf));
   output_ = static_cast<std::byte*>(args_.recvbuf);
   if (plan.sizes.scratch) scratch_ = comm_scratch(comm_, plan.sizes.scratch * elem_size_, 0);
@@ -205,7 +207,12 @@ void Operation::start() {
   if (args_.op >= dcNumOps && plan.sizes.input) {
     // Pre-multiplied sum: scale this rank's input once, then reduce as a plain sum.
     std::byte* scaled = comm_scratch(comm_, plan.sizes.input * elem_size_, 1);
-    premultiply(args_.datatype, scaled, input_, plan.sizes.input, args_.premul_scalar);
+    const Status scaling = run_element_now(
+        device::LocalStep::premultiply(args_.datatype, scaled, input_, plan.sizes.input, args_.premul_scalar));
+    if (!scaling.ok()) {
+      complete(scaling);
+      return;
+    }
     input_ = scaled;
   }
   steps_left_ = plan.steps.size();
@@ -275,9 +282,15 @@ void Operation::run_step(uint32_t index) {
     case StepKind::RecvReduce: {
       const bool reduces = step.kind == StepKind::RecvReduce;
       std::byte* target = reduces ? address(step.aux) : address(step.dst);
-      // Bytes the transport handed over in pieces, each reduced at once (then aux stays unused).
-      auto reduced = reduces ? std::make_shared<size_t>(0) : nullptr;
-      Completion done = [self, index, bytes, reduced](const Status& s, size_t got) {
+      // Bytes the transport handed over in pieces, each reduced at once (then aux stays unused),
+      // and the first error of those reductions.
+      struct Pieces {
+        size_t reduced = 0;
+        Status status;
+      };
+      const bool by_pieces = reduces && queue_->element_steps_end_at_post();
+      auto pieces = by_pieces ? std::make_shared<Pieces>() : nullptr;
+      Completion done = [self, index, bytes, reduces, pieces](const Status& s, size_t got) {
         // Failed meanwhile (abort, a peer gone): its caller may have returned and freed the buffers.
         if (self->completed_) return;
         if (!s.ok())
@@ -288,36 +301,39 @@ void Operation::run_step(uint32_t index) {
               std::to_string(bytes) + " were expected (ranks called mismatched operations?)"));
           return;
         }
+        if (pieces && !pieces->status.ok()) return self->step_finished(index, pieces->status);
         const Step& st = self->prepared_->plan.steps[index];
-        if (reduced && *reduced != got) {
-          reduce(self->args_.datatype, self->reduce_op_, self->address(st.dst),
-                 self->address(st.src), self->address(st.aux), st.count);
+        if (reduces && (!pieces || pieces->reduced != got)) {
+          // The message landed in aux whole: reduce it now.
+          return self->run_local(index, device::LocalStep::reduce(self->args_.datatype, self->reduce_op_,
+              self->address(st.dst), self->address(st.src), self->address(st.aux), st.count));
         }
         self->step_finished(index, s);
       };
-      if (!reduces) {
+      if (!pieces) {
         post_recv(step.peer, tag_of(step), target, bytes, nullptr, std::move(done));
         return;
       }
-      PieceSink sink = [self, index, reduced](const void* data, size_t offset, size_t len) {
+      PieceSink sink = [self, index, pieces](const void* data, size_t offset, size_t len) {
         if (self->completed_) return;  // failed meanwhile: the caller's buffers may be gone
         const Step& st = self->prepared_->plan.steps[index];
-        reduce(self->args_.datatype, self->reduce_op_, self->address(st.dst) + offset,
-               self->address(st.src) + offset, data, len / self->elem_size_);
-        *reduced += len;
+        const Status s = self->run_element_now(device::LocalStep::reduce(self->args_.datatype, self->reduce_op_,
+            self->address(st.dst) + offset, self->address(st.src) + offset, data, len / self->elem_size_));
+        if (!s.ok() && pieces->status.ok()) pieces->status = s;
+        pieces->reduced += len;
       };
       post_recv(step.peer, tag_of(step), target, bytes, std::move(sink), std::move(done));
       return;
     }
     case StepKind::Copy:
-      if (address(step.dst) != address(step.src)) std::memmove(address(step.dst), address(step.src), bytes);
-      break;
+      return run_local(index, device::LocalStep::copy(address(step.dst), address(step.src), bytes));
     case StepKind::Reduce:
-      reduce(args_.datatype, reduce_op_, address(step.dst), address(step.src), address(step.aux), step.count);
-      break;
+      return run_local(index, device::LocalStep::reduce(args_.datatype, reduce_op_, address(step.dst),
+                                                        address(step.src), address(step.aux), step.count));
     case StepKind::Finalize:
-      if (args_.op == dcAvg) finalize_avg(args_.datatype, address(step.dst), step.count, comm_->nranks);
-      break;
+      if (args_.op != dcAvg) break;
+      return run_local(index, device::LocalStep::finalize_avg(args_.datatype, address(step.dst), step.count,
+                                                              comm_->nranks));
     case StepKind::Encode:
     case StepKind::SendMessage:
     case StepKind::RecvMessage:
@@ -327,6 +343,35 @@ void Operation::run_step(uint32_t index) {
       return;
   }
   step_finished(index, Status::success());
+}
+
+void Operation::run_local(uint32_t index, const device::LocalStep& step) {
+  const device::Posted posted =
+      queue_->post(step, device::Stream{}, device::Completion{&Operation::local_step_completed, this, index});
+  if (posted.done) return step_finished(index, posted.status);
+  local_step_accepted();
+}
+
+void Operation::local_step_accepted() {
+  if (local_steps_++ == 0) alive_while_local_steps_ = shared_from_this();
+}
+
+void Operation::local_step_completed(void* operation, uint64_t index, const Status& status) {
+  static_cast<Operation*>(operation)->local_step_ended(static_cast<uint32_t>(index), status);
+}
+
+void Operation::local_step_ended(uint32_t index, const Status& status) {
+  // Held to the end of this call: the last reference may be this one.
+  std::shared_ptr<Operation> self = --local_steps_ == 0 ? std::move(alive_while_local_steps_) : nullptr;
+  if (completed_) return release_if_unused();  // the operation ended while this step ran
+  if (status.ok()) take_codec_output(index);
+  step_finished(index, status);
+}
+
+Status Operation::run_element_now(const device::LocalStep& step) {
+  const device::Posted posted = queue_->post(step, device::Stream{}, device::Completion{});
+  if (posted.done) return posted.status;
+  return Status::failure(dcInternalError, "DeepComm: the device queue deferred an element step needed at once");
 }
 
 void Operation::step_finished(uint32_t index, const Status& status) {
@@ -361,7 +406,7 @@ void Operation::complete(const Status& status) {
     // collectives before this one are complete here, so the others may still finish theirs.
     fail_comm(comm_, status, is_collective() ? seq_ : 0);
   }
-  release_if_unused();  // else the last codec job, send or receive to end releases
+  release_if_unused();  // else the last local step, send or receive to end releases
 }
 
 void Operation::release() {

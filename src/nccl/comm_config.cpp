@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <cstddef>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 
 #include "base/error.h"
+#include "src/nccl/settings.h"
 
 namespace dc::nccl {
 
@@ -17,13 +17,7 @@ constexpr unsigned int kConfigMagic = NCCL_API_MAGIC;
 constexpr unsigned int kFirstSizedConfigVersion = NCCL_VERSION(2, 14, 0);
 constexpr std::size_t kUnsizedConfigBytes = offsetof(ncclConfig_t, blocking) + sizeof(int);
 
-int blocking_from_environment() {
-  const char* value = std::getenv("NCCL_COMM_BLOCKING");
-  if (value != nullptr && (std::strcmp(value, "0") == 0 || std::strcmp(value, "1") == 0)) {
-    return value[0] - '0';
-  }
-  return 1;
-}
+int blocking_from_environment() { return config::flag(settings::kNcclCommBlocking) ? 1 : 0; }
 
 }  // namespace
 

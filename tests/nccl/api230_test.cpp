@@ -336,31 +336,4 @@ TEST_F(Nccl230, OneSidedFunctionsCheckArgumentsThenRefuse) {
   EXPECT_REFUSED(ncclWinGetUserPtr(comms_[1], win, &user), ncclInvalidArgument);  // deregistered
 }
 
-TEST(Nccl230Library, ParameterFunctionsCheckArgumentsThenRefuse) {
-  ncclParamHandle_t handle = nullptr;
-  EXPECT_NOT_IMPLEMENTED(ncclParamBind(&handle, "NCCL_DEBUG"), "ncclParamBind");
-  EXPECT_EQ(handle, nullptr);
-  const char* value = nullptr;
-  int length = -1;
-  EXPECT_NOT_IMPLEMENTED(ncclParamGetParameter("NCCL_DEBUG", &value, &length), "ncclParamGetParameter");
-  const char** table = nullptr;
-  EXPECT_NOT_IMPLEMENTED(ncclParamGetAllParameterKeys(&table, &length), "ncclParamGetAllParameterKeys");
-  EXPECT_EQ(value, nullptr);
-  EXPECT_EQ(table, nullptr);
-  EXPECT_EQ(length, -1);
-  const Refusal dumped = call_on_fresh_thread([] {
-    ncclParamDumpAll();
-    return ncclSuccess;
-  });
-  EXPECT_NE(dumped.message.find("ncclParamDumpAll is not implemented yet"), std::string::npos);
-
-  EXPECT_REFUSED(ncclParamBind(nullptr, "NCCL_DEBUG"), ncclInvalidArgument);
-  EXPECT_REFUSED(ncclParamBind(&handle, nullptr), ncclInvalidArgument);
-  int32_t i32 = 0;
-  EXPECT_REFUSED(ncclParamGetI32(nullptr, &i32), ncclInvalidArgument);
-  EXPECT_REFUSED(ncclParamGet(nullptr, &i32, 4, &length), ncclInvalidArgument);
-  EXPECT_REFUSED(ncclParamGetParameter(nullptr, &value, &length), ncclInvalidArgument);
-  EXPECT_REFUSED(ncclParamGetAllParameterKeys(nullptr, &length), ncclInvalidArgument);
-}
-
 }  // namespace

@@ -1,7 +1,6 @@
 #include "transports/common/message_channel.h"
 
 #include <algorithm>
-#include <cstring>
 #include <utility>
 
 #include <boost/asio/error.hpp>
@@ -12,9 +11,6 @@
 namespace dc {
 
 namespace {
-
-// What one eager message costs the sender's window: its payload plus the receiver's bookkeeping.
-size_t eager_cost(size_t len) { return len + sizeof(FrameHeader); }
 
 // One async_write carries at most this many queued frames / payload bytes. The byte bound is one
 // Data frame's: an answer queued while a batch is written waits for at most that much payload.
@@ -39,8 +35,7 @@ void MessageChannel::send(const Tag& tag, const void* buf, size_t len, Completio
   FrameHeader h;
   h.tag = tag;
   h.length = len;
-  if (len <= kEagerMax && eager_outstanding_ + eager_cost(len) <= kEagerWindow) {
-    eager_outstanding_ += eager_cost(len);
+  if (eager_credit_.take(len)) {
     h.type = FrameType::Eager;
     enqueue(h, buf, len, [this, op](const Status& s) { finish_send(op, s); });
     return;
@@ -153,7 +148,7 @@ void MessageChannel::cancel(uint64_t comm, uint64_t seq) {
       ++it;
       continue;
     }
-    if (h.type == FrameType::Eager) eager_outstanding_ -= eager_cost(h.length);
+    if (h.type == FrameType::Eager) eager_credit_.untake(h.length);
     if (h.type == FrameType::Rts) {
       if (SendPtr op = take_rendezvous_send(h.id)) finish_send(op, receive_cancelled());
     }
@@ -224,8 +219,7 @@ void MessageChannel::on_header() {
     case FrameType::Data:
       return on_data();
     case FrameType::Credit:
-      if (in_.length > eager_outstanding_) return protocol_error("more credit returned than used");
-      eager_outstanding_ -= in_.length;
+      if (!eager_credit_.returned(in_.length)) return protocol_error("more credit returned than used");
       return read_header();
     default:
       if (!handle_extra_frame(in_)) return protocol_error("unknown frame type");
@@ -236,10 +230,7 @@ void MessageChannel::on_header() {
 void MessageChannel::on_eager() {
   const FrameHeader h = in_;
   if (h.length > kEagerMax) return protocol_error("eager frame longer than the eager limit");
-  // The sender may have at most kEagerWindow uncredited: beyond it, it ignores flow control.
-  if (eager_cost(h.length) > kEagerWindow - eager_uncredited_)
-    return protocol_error("eager data beyond the credit window");
-  eager_uncredited_ += eager_cost(h.length);
+  if (!eager_credit_.arrived(h.length)) return protocol_error("eager data beyond the credit window");
   RecvPtr op = pop_posted(h.tag);
   // Until its payload is read, the matched receive is in no queue: remember it, so that the
   // connection closing or the operation being cancelled meanwhile still ends it.
@@ -357,20 +348,16 @@ void MessageChannel::read_payload(void* dst, size_t len, std::function<void()> t
 
 void MessageChannel::deliver_eager(const RecvPtr& op, const FrameHeader& h, const char* payload) {
   return_credit(h.length);
-  if (signatures_differ(op->tag, h.tag)) return finish_recv(op, signature_mismatch(h.tag.check), 0);
-  if (h.length > op->capacity) return finish_recv(op, message_too_long(h.length, op->capacity), 0);
-  if (h.length) std::memcpy(op->buf, payload, h.length);
-  finish_recv(op, Status::success(), h.length);
+  const Status status = land_eager(*op, h.tag, h.length, payload);
+  finish_recv(op, status, status.ok() ? h.length : 0);
 }
 
 void MessageChannel::return_credit(size_t len) {
-  // Batched so that small messages do not each cost a frame; the sender's window stays well open.
-  credit_to_return_ += eager_cost(len);
-  if (credit_to_return_ < kEagerWindow / 8) return;
+  const size_t credit = eager_credit_.consumed(len);
+  if (!credit) return;
   FrameHeader h;
   h.type = FrameType::Credit;
-  h.length = std::exchange(credit_to_return_, 0);
-  eager_uncredited_ -= h.length;
+  h.length = credit;
   enqueue(h, nullptr, 0);
 }
 

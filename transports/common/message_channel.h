@@ -30,16 +30,17 @@
 #include "transports/common/op_completions.h"
 #include "transports/common/frame_stream.h"
 #include "transports/common/cancelled_ops.h"
+#include "transports/common/eager_credit.h"
 #include "transports/transport.h"
 
 namespace dc {
 
 class MessageChannel : public std::enable_shared_from_this<MessageChannel> {
  public:
-  static constexpr size_t kEagerMax = 64 * 1024;
+  static constexpr size_t kEagerMax = EagerCredit::kEagerMax;
   // Pieces of a message handed to a PieceSink: small enough to stay in cache while the sink reads.
   static constexpr size_t kPieceBytes = 128 * 1024;
-  static constexpr size_t kEagerWindow = 4 * 1024 * 1024;
+  static constexpr size_t kEagerWindow = EagerCredit::kEagerWindow;
   // A rendezvous payload goes in Data frames of at most this many bytes.
   static constexpr size_t kDataFrameBytes = 256 * 1024;
   // Rendezvous announcements a peer may have waiting for a matching receive here.
@@ -172,9 +173,7 @@ class MessageChannel : public std::enable_shared_from_this<MessageChannel> {
   uint64_t next_id_ = 1;
   std::unique_ptr<char[]> piece_;
 
-  size_t eager_outstanding_ = 0;  // sender: eager bytes not yet credited back
-  size_t credit_to_return_ = 0;   // receiver: consumed eager bytes not yet credited
-  size_t eager_uncredited_ = 0;   // receiver: eager bytes arrived and not yet credited back
+  EagerCredit eager_credit_{sizeof(FrameHeader)};
 
   std::deque<Outgoing> write_queue_;
   std::vector<Outgoing> writing_;  // the batch of the one async_write in flight

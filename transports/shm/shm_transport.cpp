@@ -16,6 +16,7 @@
 
 #include "base/log.h"
 #include "transports/common/connector.h"
+#include "transports/settings.h"
 #include "transports/shm/shm_channel.h"
 #include "transports/shm/shm_regions.h"
 #include "transports/transport.h"
@@ -72,10 +73,7 @@ Connector::Verify credentials_of(const PeerAddress& card) {
 }
 
 // DEEPCOMM_SHM_CMA=0 turns single copy off (both cross-memory attach and same-process memcpy).
-bool single_copy_enabled() {
-  const char* v = std::getenv("DEEPCOMM_SHM_CMA");
-  return !(v && std::strcmp(v, "0") == 0);
-}
+bool single_copy_enabled() { return config::flag_if_set(settings::kShmCma).value_or(true); }
 
 // What the shm transport hands out: a connection that can also share memory with the peer.
 class ShmConnection : public OwnedConnection {
