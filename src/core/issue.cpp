@@ -327,6 +327,10 @@ int32_t agree_min(dcComm* comm, int32_t value) {
 
 void group_start() { ++t_group.depth; }
 
+bool queued_in_group(const dcComm* comm) {
+  return std::any_of(t_group.ops.begin(), t_group.ops.end(), [comm](const PendingOp& p) { return p.comm == comm; });
+}
+
 dcResult_t group_end() {
   if (t_group.depth == 0) fail(dcInvalidUsage, "DeepComm: group end without a matching group start");
   if (--t_group.depth > 0) return dcSuccess;

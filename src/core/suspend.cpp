@@ -18,6 +18,12 @@ void require_not_suspended(const dcComm* comm, const char* what) {
 void suspend_comm(dcComm* comm) {
   if (comm->suspended.load()) fail(dcInvalidUsage, "DeepComm: the communicator is suspended already");
   if (comm->initializing.load()) fail(dcInvalidUsage, "DeepComm: the communicator is still being set up");
+  // Its sequence numbers are taken and the other ranks will run theirs: part of the group's work.
+  if (queued_in_group(comm)) {
+    fail(dcInvalidUsage,
+         "DeepComm: cannot suspend a communicator with operations queued in an open group; end the group "
+         "(dcGroupEnd, ncclGroupEnd) first");
+  }
   // A nonblocking call that returned dcInProgress counts as in flight until it finished.
   const bool calls_pending = async_state(comm) == dcInProgress;
   std::lock_guard<std::mutex> lock(comm->exec.inflight_mutex);

@@ -13,8 +13,9 @@ namespace dc {
 // Throws dc::Error(dcInvalidUsage) when comm is suspended; `what` names the refused call.
 void require_not_suspended(const dcComm* comm, const char* what);
 
-// Throws dc::Error(dcInvalidUsage) when comm is suspended already, still being set up, or has an
-// operation in flight (a call that returned dcInProgress included).
+// Throws dc::Error(dcInvalidUsage) when comm is suspended already, still being set up, has an
+// operation in flight (a call that returned dcInProgress included) or operations queued in the
+// calling thread's open group.
 void suspend_comm(dcComm* comm);
 // Throws dc::Error(dcInvalidUsage) when comm is not suspended.
 void resume_comm(dcComm* comm);

@@ -429,9 +429,13 @@ void Operation::release() {
       Engine::instance().post([next] { next->start(); });
     }
   }
+  {
+    // Out of flight before the caller learns it finished: a call right after its wait (suspend)
+    // sees it done. The batch does not touch the communicator, which may be destroyed from here on.
+    std::lock_guard<std::mutex> lock(comm->inflight_mutex);
+    if (--comm->inflight == 0) comm->inflight_cv.notify_all();
+  }
   batch_->finish(status);
-  std::lock_guard<std::mutex> lock(comm->inflight_mutex);
-  if (--comm->inflight == 0) comm->inflight_cv.notify_all();
 }
 
 void submit(std::shared_ptr<Operation> op) {
