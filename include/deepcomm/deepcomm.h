@@ -162,8 +162,8 @@ dcResult_t dcCommShrink(dcComm_t comm, const int* excludeRanks, int excludeCount
 /* Suspending. dcCommSuspend frees the memory comm can make again on demand (its scratch buffers)
  * and keeps the rest (error-feedback residuals, registrations, connections with their staging, the
  * flat board). It is local (no message to other ranks) and refused with dcInvalidUsage while an
- * operation of comm is in flight or queued in the calling thread's open group. While suspended, operations, split and shrink on comm fail with
- * dcInvalidUsage; queries, registration, revoke, finalize, destroy and abort work. dcCommResume
+ * operation of comm is in flight or queued in the calling thread's open group. While suspended,
+ * operations, split and shrink on comm fail with dcInvalidUsage; queries, registration, revoke, finalize, destroy and abort work. dcCommResume
  * makes it usable again; results are the same as those of a communicator never suspended. */
 dcResult_t dcCommSuspend(dcComm_t comm);
 dcResult_t dcCommResume(dcComm_t comm);
