@@ -170,7 +170,7 @@ dcResult_t dcCommResume(dcComm_t comm);
 /* Bytes of host memory comm holds: releasable (what dcCommSuspend frees; 0 while suspended) and
  * persistent (what stays: residuals, the flat board's segment, the connections' staging segments;
  * connections are shared with the communicators split or shrunk from comm). User buffers, also
- * registered ones, are not counted. */
+ * registered ones, are not counted. dcInvalidUsage while a nonblocking set-up of comm runs. */
 typedef struct {
   uint64_t releasableBytes;
   uint64_t persistentBytes;

@@ -44,6 +44,8 @@ void resume_comm(dcComm* comm) {
 }
 
 dcCommMemory_t comm_memory(const dcComm* comm) {
+  // A nonblocking set-up writes the connections and the board on another thread meanwhile.
+  if (comm->initializing.load()) fail(dcInvalidUsage, "DeepComm: the communicator is still being set up");
   dcCommMemory_t memory{};
   memory.releasableBytes = comm->exec.scratch_bytes();
   memory.persistentBytes = comm->exec.persistent_bytes();

@@ -20,6 +20,7 @@ void suspend_comm(dcComm* comm);
 // Throws dc::Error(dcInvalidUsage) when comm is not suspended.
 void resume_comm(dcComm* comm);
 
+// Throws dc::Error(dcInvalidUsage) while comm is still being set up.
 dcCommMemory_t comm_memory(const dcComm* comm);
 
 }  // namespace dc
