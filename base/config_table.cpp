@@ -58,8 +58,8 @@ template <class Parse>
 auto fixed_default(const Setting& s, Parse parse) {
   auto value = s.computed_default ? std::nullopt : parse(s, s.default_text);
   if (!value)
-    fail(dcInternalError, std::string("DeepComm: setting ") + s.name + " has no fixed default (\"" +
-                              s.default_text + "\"): read it with the _if_set form");
+    fail(dcInternalError, std::string("DeepComm: setting ") + s.name + " has no fixed default (\"" + s.default_text +
+                              "\"): read it with the _if_set form");
   return *value;
 }
 
@@ -98,9 +98,9 @@ std::optional<bool> parse_flag(const Setting&, std::string_view text) {
 std::optional<int> parse_choice(const Setting& s, std::string_view text) {
   const std::vector<std::string_view> words = words_of(s);
   for (size_t i = 0; i < words.size(); ++i) {
-    const bool same = s.any_case ? words[i].size() == text.size() &&
-                                       strncasecmp(words[i].data(), text.data(), text.size()) == 0
-                                 : words[i] == text;
+    const bool same =
+        s.any_case ? words[i].size() == text.size() && strncasecmp(words[i].data(), text.data(), text.size()) == 0
+                   : words[i] == text;
     if (same) return static_cast<int>(i);
   }
   return std::nullopt;
@@ -108,17 +108,14 @@ std::optional<int> parse_choice(const Setting& s, std::string_view text) {
 
 std::string expected(const Setting& s) {
   switch (s.type) {
-    case Type::Integer:
-      return "an integer in [" + std::to_string(s.min) + ", " + std::to_string(s.max) + "]";
-    case Type::Flag:
-      return "0 or 1";
+    case Type::Integer: return "an integer in [" + std::to_string(s.min) + ", " + std::to_string(s.max) + "]";
+    case Type::Flag: return "0 or 1";
     case Type::Choice: {
       std::string list;
       for (std::string_view word : words_of(s)) list += (list.empty() ? "" : ", ") + std::string(word);
       return std::string("one of ") + list + (s.any_case ? " (any case)" : "");
     }
-    case Type::Text:
-      return "text";
+    case Type::Text: return "text";
   }
   return "?";
 }

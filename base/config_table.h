@@ -37,10 +37,10 @@ struct Setting {
   bool computed_default = false;  // default_text only describes it (computed by the reader, or none)
   int64_t min = 0;                // Integer: the inclusive range
   int64_t max = 0;
-  const char* choices = "";       // Choice: accepted words separated by '|'; a value is its index
-  bool any_case = false;          // Choice: words match ignoring case
+  const char* choices = "";  // Choice: accepted words separated by '|'; a value is its index
+  bool any_case = false;     // Choice: words match ignoring case
   OnBad on_bad = OnBad::Fail;
-  const char* doc = "";           // one line
+  const char* doc = "";  // one line
   // A credential (a secret, or an id that carries one): value_text() and dump() never show it.
   bool secret = false;
 };
@@ -108,8 +108,7 @@ T integer_as(const Setting& s) {
   bool fits;
   if constexpr (Limits::is_signed)
     fits = v >= static_cast<int64_t>(Limits::min()) && v <= static_cast<int64_t>(Limits::max());
-  else
-    fits = v >= 0 && static_cast<uint64_t>(v) <= static_cast<uint64_t>(Limits::max());
+  else fits = v >= 0 && static_cast<uint64_t>(v) <= static_cast<uint64_t>(Limits::max());
   if (!fits) fail_does_not_fit(s, v, Limits::is_signed, Limits::digits + (Limits::is_signed ? 1 : 0));
   return static_cast<T>(v);
 }

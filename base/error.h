@@ -31,9 +31,7 @@ struct Status {
   static Status failure(dcResult_t c, std::string m) { return {c, std::move(m)}; }
 };
 
-[[noreturn]] inline void fail(dcResult_t code, const std::string& message) {
-  throw Error(code, message);
-}
+[[noreturn]] inline void fail(dcResult_t code, const std::string& message) { throw Error(code, message); }
 
 // Per-thread message for dcGetLastError / ncclGetLastError.
 void set_last_error(const std::string& message);

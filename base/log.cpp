@@ -60,8 +60,7 @@ void log_message(LogLevel level, const char* fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(text, sizeof text, fmt, ap);
   va_end(ap);
-  fprintf(stderr, "%s:%d DeepComm %s %s\n", host, static_cast<int>(getpid()),
-          names[static_cast<int>(level)], text);
+  fprintf(stderr, "%s:%d DeepComm %s %s\n", host, static_cast<int>(getpid()), names[static_cast<int>(level)], text);
 }
 
 }  // namespace dc

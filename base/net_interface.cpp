@@ -49,7 +49,8 @@ const NetInterface* first(const std::vector<NetInterface>& interfaces, Wanted wa
 NetInterface select_interface(const std::vector<NetInterface>& interfaces, const std::string& spec,
                               const std::string& variable) {
   if (spec.empty()) {
-    if (auto* i = first(interfaces, [](const NetInterface& n) { return !n.loopback && !starts_with(n.name, "docker"); }))
+    if (auto* i =
+            first(interfaces, [](const NetInterface& n) { return !n.loopback && !starts_with(n.name, "docker"); }))
       return *i;
     if (auto* i = first(interfaces, [](const NetInterface& n) { return n.loopback; })) return *i;
     return NetInterface{"lo", "127.0.0.1", true, true};
@@ -60,7 +61,8 @@ NetInterface select_interface(const std::vector<NetInterface>& interfaces, const
   const bool exact = !rest.empty() && rest[0] == '=';
   if (exact) rest.erase(0, 1);
   const auto patterns = split_commas(rest);
-  if (auto* i = first(interfaces, [&](const NetInterface& n) { return matches_any(n.name, patterns, exact) != exclude; }))
+  if (auto* i =
+          first(interfaces, [&](const NetInterface& n) { return matches_any(n.name, patterns, exact) != exclude; }))
     return *i;
   fail(dcInvalidUsage, variable + "=" + spec + " matches no up network interface with an address");
 }

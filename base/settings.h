@@ -12,19 +12,30 @@ using config::Type;
 
 // Words in LogLevel's order, so a choice's index is its level; VERSION (NCCL's) logs as NONE.
 inline constexpr const char* kLogLevels = "NONE|WARN|INFO|TRACE|VERSION";
-inline constexpr Setting kDeepcommDebug{.name = "DEEPCOMM_DEBUG", .type = Type::Choice, .default_text = "WARN",
-                                        .choices = kLogLevels, .any_case = true, .on_bad = OnBad::Warn,
+inline constexpr Setting kDeepcommDebug{.name = "DEEPCOMM_DEBUG",
+                                        .type = Type::Choice,
+                                        .default_text = "WARN",
+                                        .choices = kLogLevels,
+                                        .any_case = true,
+                                        .on_bad = OnBad::Warn,
                                         .doc = "Logging to stderr; overrides NCCL_DEBUG."};
-inline constexpr Setting kNcclDebug{.name = "NCCL_DEBUG", .type = Type::Choice, .default_text = "WARN",
-                                    .choices = kLogLevels, .any_case = true, .on_bad = OnBad::Warn,
+inline constexpr Setting kNcclDebug{.name = "NCCL_DEBUG",
+                                    .type = Type::Choice,
+                                    .default_text = "WARN",
+                                    .choices = kLogLevels,
+                                    .any_case = true,
+                                    .on_bad = OnBad::Warn,
                                     .doc = "Logging to stderr (when DEEPCOMM_DEBUG is unset)."};
 
 inline constexpr const char* kDefaultInterface =
     "first up interface that is neither loopback nor docker*, IPv4 before IPv6; else loopback";
-inline constexpr Setting kDeepcommSocketIfname{.name = "DEEPCOMM_SOCKET_IFNAME", .default_text = kDefaultInterface,
+inline constexpr Setting kDeepcommSocketIfname{.name = "DEEPCOMM_SOCKET_IFNAME",
+                                               .default_text = kDefaultInterface,
                                                .doc = "The interface sockets bind; overrides NCCL_SOCKET_IFNAME."};
-inline constexpr Setting kNcclSocketIfname{.name = "NCCL_SOCKET_IFNAME", .default_text = kDefaultInterface,
-                                           .doc = "The interface sockets bind: prefixes, ^ to exclude, = for exact names."};
+inline constexpr Setting kNcclSocketIfname{
+    .name = "NCCL_SOCKET_IFNAME",
+    .default_text = kDefaultInterface,
+    .doc = "The interface sockets bind: prefixes, ^ to exclude, = for exact names."};
 
 inline constexpr const Setting* kBaseTable[] = {&kDeepcommDebug, &kNcclDebug, &kDeepcommSocketIfname,
                                                 &kNcclSocketIfname};

@@ -24,7 +24,8 @@ Posted CpuQueue::post(const LocalStep& step, Stream stream, Completion completio
     return Posted{true, Status::failure(dcInvalidArgument, "DeepComm: unknown local step kind"), 0};
   if (step.kind == StepKind::DecodeArriving) {
     if (stream.handle != 0)
-      return Posted{true, Status::failure(dcInvalidArgument, "DeepComm: a decode of an arriving message takes no stream"), 0};
+      return Posted{true,
+                    Status::failure(dcInvalidArgument, "DeepComm: a decode of an arriving message takes no stream"), 0};
     const uint64_t id = next_id_++;
     arriving_.emplace(id, Arriving{std::make_shared<ArrivingMessage>(step.decode), completion});
     return Posted{false, {}, id};

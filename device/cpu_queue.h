@@ -53,7 +53,7 @@ class CpuQueue : public DeviceQueue {
   struct Lane {
     std::deque<Queued> waiting;  // in post order
     bool running = false;
-    size_t undelivered = 0;       // accepted steps whose completion has not run yet
+    size_t undelivered = 0;  // accepted steps whose completion has not run yet
   };
 
   // On a worker: runs the step, queues its completion, starts its stream's next step.

@@ -68,8 +68,8 @@ Status run_codec_step(const LocalStep& s) {
   if (s.kind == StepKind::Encode) {
     return guarded([&] {
       thread_local compression::Encoder encoder;  // scratch memory, one per thread
-      *s.encode.result = encoder.encode(s.encode.spec, s.type, s.src, s.count, s.encode.residual, s.encode.seed,
-                                        s.encode.out);
+      *s.encode.result =
+          encoder.encode(s.encode.spec, s.type, s.src, s.count, s.encode.residual, s.encode.seed, s.encode.out);
       return Status::success();
     });
   }
@@ -114,7 +114,7 @@ std::optional<Status> consume_arrived(ArrivingMessage& a) {
   {
     std::lock_guard<std::mutex> lock(a.mutex);
     if (a.scheduled || !a.received) return std::nullopt;  // more to come, or another job took over
-    a.scheduled = true;  // this job ends the step; nothing schedules another
+    a.scheduled = true;                                   // this job ends the step; nothing schedules another
     status = *a.received;
     if (status.ok() && !a.error.empty()) status = decode_failed(a.error);
   }

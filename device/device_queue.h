@@ -50,12 +50,12 @@ struct Stream {
 };
 
 enum class StepKind : uint8_t {
-  Copy,         // dst = src, bytes (overlapping ranges allowed)
-  Reduce,       // dst = a op b, count elements (dst may alias a or b)
-  Premultiply,  // dst = src * scalar (pre-multiplied sum)
-  FinalizeAvg,  // dst = dst / divisor (average; integers truncate)
-  Encode,       // a compressed message from input (+ residual), see EncodeStep
-  Decode,       // a whole compressed message decoded into (or added to) its target, see DecodeStep
+  Copy,            // dst = src, bytes (overlapping ranges allowed)
+  Reduce,          // dst = a op b, count elements (dst may alias a or b)
+  Premultiply,     // dst = src * scalar (pre-multiplied sum)
+  FinalizeAvg,     // dst = dst / divisor (average; integers truncate)
+  Encode,          // a compressed message from input (+ residual), see EncodeStep
+  Decode,          // a whole compressed message decoded into (or added to) its target, see DecodeStep
   DecodeArriving,  // a message decoded while its bytes arrive (feed()), see DecodeStep
 };
 
@@ -67,9 +67,9 @@ struct DecodeTimes {
 
 struct EncodeStep {
   compression::Spec spec;
-  std::span<float> residual;            // error feedback, or empty
-  uint64_t seed = 0;                    // stochastic rounding's key
-  std::span<uint8_t> out;               // capacity: the codec's worst case
+  std::span<float> residual;                    // error feedback, or empty
+  uint64_t seed = 0;                            // stochastic rounding's key
+  std::span<uint8_t> out;                       // capacity: the codec's worst case
   compression::EncodeResult* result = nullptr;  // written before the step ends
 };
 

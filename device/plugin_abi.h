@@ -47,10 +47,10 @@ enum {
 #define DEEPCOMM_DEVICE_PLUGIN_ENDS_ELEMENT_STEPS_AT_POST 1u
 
 typedef struct {
-  uint32_t kind;     /* dcDeviceStep* */
-  int32_t datatype;  /* dcDataType_t (ncclDataType_t numbering) */
-  int32_t op;        /* dcRedOp_t, a built-in op */
-  int32_t divisor;   /* FinalizeAvg */
+  uint32_t kind;    /* dcDeviceStep* */
+  int32_t datatype; /* dcDataType_t (ncclDataType_t numbering) */
+  int32_t op;       /* dcRedOp_t, a built-in op */
+  int32_t divisor;  /* FinalizeAvg */
   void* dst;
   const void* src;
   const void* src2;

@@ -22,14 +22,14 @@ DevicePlugin load_device_plugin(const std::string& library) {
   }
   const dcDevicePlugin_v1_t* api = entry();
   std::string mismatch;
-  if (!api)
-    mismatch = "its " + std::string(DEEPCOMM_DEVICE_PLUGIN_ENTRY) + " returned no table";
+  if (!api) mismatch = "its " + std::string(DEEPCOMM_DEVICE_PLUGIN_ENTRY) + " returned no table";
   else if (api->abi_version != DEEPCOMM_DEVICE_PLUGIN_ABI_VERSION)
-    mismatch = "it implements device plugin ABI version " + std::to_string(api->abi_version) + ", this DeepComm needs " +
-               std::to_string(DEEPCOMM_DEVICE_PLUGIN_ABI_VERSION);
+    mismatch = "it implements device plugin ABI version " + std::to_string(api->abi_version) +
+               ", this DeepComm needs " + std::to_string(DEEPCOMM_DEVICE_PLUGIN_ABI_VERSION);
   else if (api->struct_size < sizeof(dcDevicePlugin_v1_t))
     mismatch = "its table has " + std::to_string(api->struct_size) + " bytes, ABI version " +
-               std::to_string(DEEPCOMM_DEVICE_PLUGIN_ABI_VERSION) + " has " + std::to_string(sizeof(dcDevicePlugin_v1_t));
+               std::to_string(DEEPCOMM_DEVICE_PLUGIN_ABI_VERSION) + " has " +
+               std::to_string(sizeof(dcDevicePlugin_v1_t));
   else if (!api->create || !api->destroy || !api->post || !api->poll || !api->completion_fd)
     mismatch = "its table lacks a function";
   if (!mismatch.empty()) {

@@ -23,7 +23,8 @@ PluginQueue::~PluginQueue() { api_->destroy(queue_); }
 
 Posted PluginQueue::post(const LocalStep& step, Stream stream, Completion completion) {
   if (!is_element_step(step.kind))
-    return Posted{true, Status::failure(dcInvalidUsage, "DeepComm: the device plugin (ABI version 1) runs no codec step"), 0};
+    return Posted{true,
+                  Status::failure(dcInvalidUsage, "DeepComm: the device plugin (ABI version 1) runs no codec step"), 0};
   dcDeviceStep_t s{};
   s.kind = static_cast<uint32_t>(step.kind);
   s.datatype = step.type;
@@ -38,7 +39,8 @@ Posted PluginQueue::post(const LocalStep& step, Stream stream, Completion comple
   int32_t result = dcSuccess;
   if (api_->post(queue_, &s, stream.handle, tag, &result) == 1) {
     if (result == dcSuccess) return Posted{true, Status::success(), 0};
-    return Posted{true, Status::failure(static_cast<dcResult_t>(result), "DeepComm: the device plugin refused a step"), 0};
+    return Posted{true, Status::failure(static_cast<dcResult_t>(result), "DeepComm: the device plugin refused a step"),
+                  0};
   }
   pending_.emplace(tag, completion);
   return Posted{false, {}, 0};

@@ -63,8 +63,8 @@ struct Min {
 // may not fit in T) and truncate toward zero, as C++ division does.
 struct Avg {
   template <class T>
-  using Divisor = std::conditional_t<std::is_integral_v<T>,
-                                     std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>, T>;
+  using Divisor =
+      std::conditional_t<std::is_integral_v<T>, std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>, T>;
   template <class T>
   DC_HOST_DEVICE static Divisor<T> divisor(int nranks) {
     return Divisor<T>(nranks);

@@ -73,9 +73,7 @@ DC_HOST_DEVICE inline uint16_t float_to_half_inline(float f) {
 }
 
 // --- bfloat16: the top half of a float32 ---
-DC_HOST_DEVICE inline float bf16_to_float_inline(uint16_t b) {
-  return bits_float(uint32_t(b) << 16);
-}
+DC_HOST_DEVICE inline float bf16_to_float_inline(uint16_t b) { return bits_float(uint32_t(b) << 16); }
 
 DC_HOST_DEVICE inline uint16_t float_to_bf16_inline(float f) {
   const uint32_t x = float_bits(f);
@@ -109,8 +107,7 @@ DC_HOST_DEVICE inline int32_t narrow_fp8_unclamped(int32_t ax) {
   constexpr int32_t kMinNormal = (127 + 1 - Bias) << 23;
   // Normal range: rebias the exponent, then round the dropped mantissa bits (the carry may roll
   // into the exponent, which is the correct encoding).
-  const int32_t normal =
-      (ax - ((127 - Bias) << 23) + ((1 << (kShift - 1)) - 1) + ((ax >> kShift) & 1)) >> kShift;
+  const int32_t normal = (ax - ((127 - Bias) << 23) + ((1 << (kShift - 1)) - 1) + ((ax >> kShift) & 1)) >> kShift;
   // Subnormal range: |f| * 2^(23+Bias+M) is an exact integer whenever f can round to nonzero (a
   // smaller f truncates below 2^23, which rounds to 0), and the code is that integer / 2^24,
   // rounded. The multiply is exact and the conversion truncates, so the rounding mode plays no

@@ -56,9 +56,7 @@ NodeTopology detect_node(const DetectOptions& options) {
   node.hostname = machine.hostname;
   if (node.hostname.empty() && !this_system) {
     const char* env_xml = std::getenv("HWLOC_XMLFILE");
-    node.hostname = std::filesystem::path(!xml.empty() ? xml : env_xml != nullptr ? env_xml : "")
-                        .stem()
-                        .string();
+    node.hostname = std::filesystem::path(!xml.empty() ? xml : env_xml != nullptr ? env_xml : "").stem().string();
   }
 #else
   if (!xml.empty()) {

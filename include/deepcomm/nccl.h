@@ -42,8 +42,7 @@ typedef struct CUstream_st* cudaStream_t;
 
 #define NCCL_VERSION_CODE 23007
 /* Before 2.9 the code was X*1000 + Y*100 + Z; since then X*10000 + Y*100 + Z. */
-#define NCCL_VERSION(X, Y, Z) \
-  (((X) <= 2 && (Y) <= 8) ? (X) * 1000 + (Y) * 100 + (Z) : (X) * 10000 + (Y) * 100 + (Z))
+#define NCCL_VERSION(X, Y, Z) (((X) <= 2 && (Y) <= 8) ? (X)*1000 + (Y)*100 + (Z) : (X)*10000 + (Y)*100 + (Z))
 
 #ifdef __cplusplus
 extern "C" {
@@ -126,20 +125,18 @@ typedef struct ncclConfig_v23000 {
   int graphStreamOrdering;
 } ncclConfig_t;
 
-#define NCCL_CONFIG_INITIALIZER                                                                  \
-  {                                                                                              \
-    sizeof(ncclConfig_t), NCCL_API_MAGIC, NCCL_VERSION_CODE,                                     \
-        NCCL_CONFIG_UNDEF_INT /* blocking */, NCCL_CONFIG_UNDEF_INT /* cgaClusterSize */,        \
-        NCCL_CONFIG_UNDEF_INT /* minCTAs */, NCCL_CONFIG_UNDEF_INT /* maxCTAs */,                \
-        NCCL_CONFIG_UNDEF_PTR /* netName */, NCCL_CONFIG_UNDEF_INT /* splitShare */,             \
-        NCCL_CONFIG_UNDEF_INT /* trafficClass */, NCCL_CONFIG_UNDEF_PTR /* commName */,          \
-        NCCL_CONFIG_UNDEF_INT /* collnetEnable */, NCCL_CONFIG_UNDEF_INT /* CTAPolicy */,        \
-        NCCL_CONFIG_UNDEF_INT /* shrinkShare */, NCCL_CONFIG_UNDEF_INT /* nvlsCTAs */,           \
-        NCCL_CONFIG_UNDEF_INT /* nChannelsPerNetPeer */,                                         \
-        NCCL_CONFIG_UNDEF_INT /* nvlinkCentricSched */,                                          \
-        NCCL_CONFIG_UNDEF_INT /* graphUsageMode */, NCCL_CONFIG_UNDEF_INT /* numRmaCtx */,       \
-        NCCL_CONFIG_UNDEF_INT /* maxP2pPeers */,                                                 \
-        NCCL_CONFIG_UNDEF_INT /* graphStreamOrdering */                                          \
+#define NCCL_CONFIG_INITIALIZER                                                                     \
+  {                                                                                                 \
+    sizeof(ncclConfig_t), NCCL_API_MAGIC, NCCL_VERSION_CODE, NCCL_CONFIG_UNDEF_INT /* blocking */,  \
+        NCCL_CONFIG_UNDEF_INT /* cgaClusterSize */, NCCL_CONFIG_UNDEF_INT /* minCTAs */,            \
+        NCCL_CONFIG_UNDEF_INT /* maxCTAs */, NCCL_CONFIG_UNDEF_PTR /* netName */,                   \
+        NCCL_CONFIG_UNDEF_INT /* splitShare */, NCCL_CONFIG_UNDEF_INT /* trafficClass */,           \
+        NCCL_CONFIG_UNDEF_PTR /* commName */, NCCL_CONFIG_UNDEF_INT /* collnetEnable */,            \
+        NCCL_CONFIG_UNDEF_INT /* CTAPolicy */, NCCL_CONFIG_UNDEF_INT /* shrinkShare */,             \
+        NCCL_CONFIG_UNDEF_INT /* nvlsCTAs */, NCCL_CONFIG_UNDEF_INT /* nChannelsPerNetPeer */,      \
+        NCCL_CONFIG_UNDEF_INT /* nvlinkCentricSched */, NCCL_CONFIG_UNDEF_INT /* graphUsageMode */, \
+        NCCL_CONFIG_UNDEF_INT /* numRmaCtx */, NCCL_CONFIG_UNDEF_INT /* maxP2pPeers */,             \
+        NCCL_CONFIG_UNDEF_INT /* graphStreamOrdering */                                             \
   }
 
 /* Result of ncclGroupSimulateEnd. Start from NCCL_SIM_INFO_INITIALIZER. */
@@ -150,10 +147,8 @@ typedef struct ncclSimInfo_v22200 {
   float estimatedTime;
 } ncclSimInfo_t;
 
-#define NCCL_SIM_INFO_INITIALIZER                                                       \
-  {                                                                                     \
-    sizeof(ncclSimInfo_t), 0x74685283, NCCL_VERSION_CODE, NCCL_UNDEF_FLOAT              \
-  }
+#define NCCL_SIM_INFO_INITIALIZER \
+  { sizeof(ncclSimInfo_t), 0x74685283, NCCL_VERSION_CODE, NCCL_UNDEF_FLOAT }
 
 /* Layout on LP64 platforms, the ABI of libnccl.so.2 on Linux. */
 #if defined(__LP64__)
@@ -209,10 +204,8 @@ ncclResult_t pncclGetVersion(int* version);
 ncclResult_t ncclGetUniqueId(ncclUniqueId* uniqueId);
 ncclResult_t pncclGetUniqueId(ncclUniqueId* uniqueId);
 
-ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank,
-                                    ncclConfig_t* config);
-ncclResult_t pncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank,
-                                     ncclConfig_t* config);
+ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank, ncclConfig_t* config);
+ncclResult_t pncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank, ncclConfig_t* config);
 
 /* Rank rank of nranks; every rank calls it (from its own thread or process, or in a group). */
 ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank);
@@ -239,16 +232,14 @@ ncclResult_t pncclCommRevoke(ncclComm_t comm, int revokeFlags);
 
 /* Ranks with the same color form a new communicator, ordered by key; NCCL_SPLIT_NOCOLOR gives
  * *newcomm = NULL. config == NULL inherits the parent's configuration. */
-ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm,
-                           ncclConfig_t* config);
-ncclResult_t pncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm,
-                            ncclConfig_t* config);
+ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm, ncclConfig_t* config);
+ncclResult_t pncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm, ncclConfig_t* config);
 
 /* New communicator without the listed ranks (see NCCL_SHRINK_*). */
-ncclResult_t ncclCommShrink(ncclComm_t comm, int* excludeRanksList, int excludeRanksCount,
-                            ncclComm_t* newcomm, ncclConfig_t* config, int shrinkFlags);
-ncclResult_t pncclCommShrink(ncclComm_t comm, int* excludeRanksList, int excludeRanksCount,
-                             ncclComm_t* newcomm, ncclConfig_t* config, int shrinkFlags);
+ncclResult_t ncclCommShrink(ncclComm_t comm, int* excludeRanksList, int excludeRanksCount, ncclComm_t* newcomm,
+                            ncclConfig_t* config, int shrinkFlags);
+ncclResult_t pncclCommShrink(ncclComm_t comm, int* excludeRanksList, int excludeRanksCount, ncclComm_t* newcomm,
+                             ncclConfig_t* config, int shrinkFlags);
 
 /* A one-time id for growing comm: one existing rank asks for it; a second id cannot be had while
  * one is unconsumed, and an id is consumed by the grow that uses it. */
@@ -258,16 +249,16 @@ ncclResult_t pncclCommGetUniqueId(ncclComm_t comm, ncclUniqueId* uniqueId);
 /* New communicator of nRanks ranks: existing ranks pass comm and rank -1 (the one that got the id
  * passes it, the others NULL) and keep their numbers; new ranks pass comm NULL, the id and their
  * assigned rank. */
-ncclResult_t ncclCommGrow(ncclComm_t comm, int nRanks, const ncclUniqueId* uniqueId, int rank,
-                          ncclComm_t* newcomm, ncclConfig_t* config);
-ncclResult_t pncclCommGrow(ncclComm_t comm, int nRanks, const ncclUniqueId* uniqueId, int rank,
-                           ncclComm_t* newcomm, ncclConfig_t* config);
+ncclResult_t ncclCommGrow(ncclComm_t comm, int nRanks, const ncclUniqueId* uniqueId, int rank, ncclComm_t* newcomm,
+                          ncclConfig_t* config);
+ncclResult_t pncclCommGrow(ncclComm_t comm, int nRanks, const ncclUniqueId* uniqueId, int rank, ncclComm_t* newcomm,
+                           ncclConfig_t* config);
 
 /* Like ncclCommInitRankConfig with nId ids (the same list on every rank) to spread the init. */
-ncclResult_t ncclCommInitRankScalable(ncclComm_t* newcomm, int nranks, int myrank, int nId,
-                                      ncclUniqueId* commIds, ncclConfig_t* config);
-ncclResult_t pncclCommInitRankScalable(ncclComm_t* newcomm, int nranks, int myrank, int nId,
-                                       ncclUniqueId* commIds, ncclConfig_t* config);
+ncclResult_t ncclCommInitRankScalable(ncclComm_t* newcomm, int nranks, int myrank, int nId, ncclUniqueId* commIds,
+                                      ncclConfig_t* config);
+ncclResult_t pncclCommInitRankScalable(ncclComm_t* newcomm, int nranks, int myrank, int nId, ncclUniqueId* commIds,
+                                       ncclConfig_t* config);
 
 const char* ncclGetErrorString(ncclResult_t result);
 const char* pncclGetErrorString(ncclResult_t result);
@@ -279,10 +270,8 @@ const char* pncclGetLastError(ncclComm_t comm);
 /* Re-reads the logging environment. As in NVIDIA's 2.30 header, declared only where
  * NCCL_OS_LINUX is defined, and otherwise a macro that does nothing. */
 #ifdef NCCL_OS_LINUX
-__attribute__((deprecated("ncclResetDebugInit is not part of the supported NCCL API")))
-void ncclResetDebugInit(void);
-__attribute__((deprecated("pncclResetDebugInit is not part of the supported NCCL API")))
-void pncclResetDebugInit(void);
+__attribute__((deprecated("ncclResetDebugInit is not part of the supported NCCL API"))) void ncclResetDebugInit(void);
+__attribute__((deprecated("pncclResetDebugInit is not part of the supported NCCL API"))) void pncclResetDebugInit(void);
 #else
 #define ncclResetDebugInit()
 #define pncclResetDebugInit()
@@ -328,10 +317,8 @@ ncclResult_t ncclCommMemStats(ncclComm_t comm, ncclCommMemStat_t stat, uint64_t*
 ncclResult_t pncclCommMemStats(ncclComm_t comm, ncclCommMemStat_t stat, uint64_t* value);
 
 /* Collective memory windows (see NCCL_WIN_*). */
-ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win,
-                                    int winFlags);
-ncclResult_t pncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win,
-                                     int winFlags);
+ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win, int winFlags);
+ncclResult_t pncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win, int winFlags);
 ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win);
 ncclResult_t pncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win);
 
@@ -375,8 +362,8 @@ typedef enum {
 
 /* Where a scalar argument lives and when it is read. */
 typedef enum {
-  ncclScalarDevice = 0,        /* device memory, read while the operation runs */
-  ncclScalarHostImmediate = 1  /* host memory, read before the creating call returns */
+  ncclScalarDevice = 0,       /* device memory, read while the operation runs */
+  ncclScalarHostImmediate = 1 /* host memory, read before the creating call returns */
 } ncclScalarResidence_t;
 
 /* op = sum over ranks of (*scalar * input), for collectives on comm with this datatype. */
@@ -389,92 +376,81 @@ ncclResult_t pncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm);
 
 /* Collectives. Every rank of comm calls each one in the same order. In place when the buffers
  * coincide as NCCL documents (recvbuff == sendbuff, or at this rank's block). */
-ncclResult_t ncclReduce(const void* sendbuff, void* recvbuff, size_t count,
-                        ncclDataType_t datatype, ncclRedOp_t op, int root, ncclComm_t comm,
-                        cudaStream_t stream);
-ncclResult_t pncclReduce(const void* sendbuff, void* recvbuff, size_t count,
-                         ncclDataType_t datatype, ncclRedOp_t op, int root, ncclComm_t comm,
-                         cudaStream_t stream);
+ncclResult_t ncclReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op,
+                        int root, ncclComm_t comm, cudaStream_t stream);
+ncclResult_t pncclReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op,
+                         int root, ncclComm_t comm, cudaStream_t stream);
 
 /* In-place broadcast (deprecated form of ncclBroadcast). */
-ncclResult_t ncclBcast(void* buff, size_t count, ncclDataType_t datatype, int root,
-                       ncclComm_t comm, cudaStream_t stream);
-ncclResult_t pncclBcast(void* buff, size_t count, ncclDataType_t datatype, int root,
-                        ncclComm_t comm, cudaStream_t stream);
+ncclResult_t ncclBcast(void* buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
+                       cudaStream_t stream);
+ncclResult_t pncclBcast(void* buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
+                        cudaStream_t stream);
 
-ncclResult_t ncclBroadcast(const void* sendbuff, void* recvbuff, size_t count,
-                           ncclDataType_t datatype, int root, ncclComm_t comm,
-                           cudaStream_t stream);
-ncclResult_t pncclBroadcast(const void* sendbuff, void* recvbuff, size_t count,
-                            ncclDataType_t datatype, int root, ncclComm_t comm,
-                            cudaStream_t stream);
+ncclResult_t ncclBroadcast(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
+                           ncclComm_t comm, cudaStream_t stream);
+ncclResult_t pncclBroadcast(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
+                            ncclComm_t comm, cudaStream_t stream);
 
-ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff, size_t count,
-                           ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
-                           cudaStream_t stream);
-ncclResult_t pncclAllReduce(const void* sendbuff, void* recvbuff, size_t count,
-                            ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
-                            cudaStream_t stream);
+ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op,
+                           ncclComm_t comm, cudaStream_t stream);
+ncclResult_t pncclAllReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op,
+                            ncclComm_t comm, cudaStream_t stream);
 
 /* sendbuff holds nranks * recvcount elements; rank i receives block i of the result. */
-ncclResult_t ncclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
-                               ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
-                               cudaStream_t stream);
-ncclResult_t pncclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
-                                ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
-                                cudaStream_t stream);
+ncclResult_t ncclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount, ncclDataType_t datatype,
+                               ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream);
+ncclResult_t pncclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount, ncclDataType_t datatype,
+                                ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream);
 
 /* recvbuff holds nranks * sendcount elements; rank i's data lands at block i. */
-ncclResult_t ncclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
-                           ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream);
-ncclResult_t pncclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
-                            ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream);
+ncclResult_t ncclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount, ncclDataType_t datatype,
+                           ncclComm_t comm, cudaStream_t stream);
+ncclResult_t pncclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount, ncclDataType_t datatype,
+                            ncclComm_t comm, cudaStream_t stream);
 
 /* Block j of sendbuff goes to rank j; block i of recvbuff comes from rank i. */
-ncclResult_t ncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count,
-                          ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream);
-ncclResult_t pncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count,
-                           ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream);
+ncclResult_t ncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclComm_t comm,
+                          cudaStream_t stream);
+ncclResult_t pncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclComm_t comm,
+                           cudaStream_t stream);
 
 /* Root receives rank i's count elements at block i of recvbuff. */
-ncclResult_t ncclGather(const void* sendbuff, void* recvbuff, size_t count,
-                        ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream);
-ncclResult_t pncclGather(const void* sendbuff, void* recvbuff, size_t count,
-                         ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream);
+ncclResult_t ncclGather(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
+                        ncclComm_t comm, cudaStream_t stream);
+ncclResult_t pncclGather(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
+                         ncclComm_t comm, cudaStream_t stream);
 
 /* Root sends block i of sendbuff to rank i. */
-ncclResult_t ncclScatter(const void* sendbuff, void* recvbuff, size_t count,
-                         ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream);
-ncclResult_t pncclScatter(const void* sendbuff, void* recvbuff, size_t count,
-                          ncclDataType_t datatype, int root, ncclComm_t comm,
-                          cudaStream_t stream);
+ncclResult_t ncclScatter(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
+                         ncclComm_t comm, cudaStream_t stream);
+ncclResult_t pncclScatter(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
+                          ncclComm_t comm, cudaStream_t stream);
 
 /* Point-to-point; the peer posts the matching call with the same count and datatype. Several
  * sends and receives that depend on each other go inside one group. */
-ncclResult_t ncclSend(const void* sendbuff, size_t count, ncclDataType_t datatype, int peer,
-                      ncclComm_t comm, cudaStream_t stream);
-ncclResult_t pncclSend(const void* sendbuff, size_t count, ncclDataType_t datatype, int peer,
-                       ncclComm_t comm, cudaStream_t stream);
-ncclResult_t ncclRecv(void* recvbuff, size_t count, ncclDataType_t datatype, int peer,
-                      ncclComm_t comm, cudaStream_t stream);
-ncclResult_t pncclRecv(void* recvbuff, size_t count, ncclDataType_t datatype, int peer,
-                       ncclComm_t comm, cudaStream_t stream);
+ncclResult_t ncclSend(const void* sendbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
+                      cudaStream_t stream);
+ncclResult_t pncclSend(const void* sendbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
+                       cudaStream_t stream);
+ncclResult_t ncclRecv(void* recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
+                      cudaStream_t stream);
+ncclResult_t pncclRecv(void* recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
+                       cudaStream_t stream);
 
 /* One-sided: writes count elements of localbuff at peerWinOffset bytes into peer's window
  * peerWin, then signals sigIdx on context ctx (in [0, numRmaCtx)); flags must be 0. Operations
  * to one peer on one context arrive in program order. */
-ncclResult_t ncclPutSignal(const void* localbuff, size_t count, ncclDataType_t datatype, int peer,
-                           ncclWindow_t peerWin, size_t peerWinOffset, int sigIdx, int ctx,
-                           unsigned int flags, ncclComm_t comm, cudaStream_t stream);
+ncclResult_t ncclPutSignal(const void* localbuff, size_t count, ncclDataType_t datatype, int peer, ncclWindow_t peerWin,
+                           size_t peerWinOffset, int sigIdx, int ctx, unsigned int flags, ncclComm_t comm,
+                           cudaStream_t stream);
 ncclResult_t pncclPutSignal(const void* localbuff, size_t count, ncclDataType_t datatype, int peer,
-                            ncclWindow_t peerWin, size_t peerWinOffset, int sigIdx, int ctx,
-                            unsigned int flags, ncclComm_t comm, cudaStream_t stream);
+                            ncclWindow_t peerWin, size_t peerWinOffset, int sigIdx, int ctx, unsigned int flags,
+                            ncclComm_t comm, cudaStream_t stream);
 
 /* A signal without data. */
-ncclResult_t ncclSignal(int peer, int sigIdx, int ctx, unsigned int flags, ncclComm_t comm,
-                        cudaStream_t stream);
-ncclResult_t pncclSignal(int peer, int sigIdx, int ctx, unsigned int flags, ncclComm_t comm,
-                         cudaStream_t stream);
+ncclResult_t ncclSignal(int peer, int sigIdx, int ctx, unsigned int flags, ncclComm_t comm, cudaStream_t stream);
+ncclResult_t pncclSignal(int peer, int sigIdx, int ctx, unsigned int flags, ncclComm_t comm, cudaStream_t stream);
 
 /* Wait for opCnt signals from peer on sigIdx and ctx. */
 typedef struct {
@@ -484,10 +460,8 @@ typedef struct {
   int ctx;
 } ncclWaitSignalDesc_t;
 
-ncclResult_t ncclWaitSignal(int nDesc, ncclWaitSignalDesc_t* signalDescs, ncclComm_t comm,
-                            cudaStream_t stream);
-ncclResult_t pncclWaitSignal(int nDesc, ncclWaitSignalDesc_t* signalDescs, ncclComm_t comm,
-                             cudaStream_t stream);
+ncclResult_t ncclWaitSignal(int nDesc, ncclWaitSignalDesc_t* signalDescs, ncclComm_t comm, cudaStream_t stream);
+ncclResult_t pncclWaitSignal(int nDesc, ncclWaitSignalDesc_t* signalDescs, ncclComm_t comm, cudaStream_t stream);
 
 /* Calls between ncclGroupStart and the outermost ncclGroupEnd run as one batch. */
 ncclResult_t ncclGroupStart(void);
@@ -585,11 +559,7 @@ typedef struct ncclDevResourceRequirements ncclDevResourceRequirements_t;
 typedef struct ncclTeamRequirements ncclTeamRequirements_t;
 typedef struct ncclCommProperties ncclCommProperties_t;
 
-typedef enum {
-  NCCL_GIN_CONNECTION_NONE,
-  NCCL_GIN_CONNECTION_FULL,
-  NCCL_GIN_CONNECTION_RAIL
-} ncclGinConnectionType_t;
+typedef enum { NCCL_GIN_CONNECTION_NONE, NCCL_GIN_CONNECTION_FULL, NCCL_GIN_CONNECTION_RAIL } ncclGinConnectionType_t;
 
 /* What a device communicator must provide. Start from NCCL_DEV_COMM_REQUIREMENTS_INITIALIZER. */
 struct ncclDevCommRequirements {
@@ -616,16 +586,14 @@ struct ncclDevCommRequirements {
   bool ginVaSignalsRequired;
 };
 
-#define NCCL_DEV_COMM_REQUIREMENTS_INITIALIZER                                              \
-  {                                                                                         \
-    sizeof(ncclDevCommRequirements_t), NCCL_API_MAGIC, NCCL_VERSION_CODE, NULL, NULL,       \
-        false /* lsaMultimem */, 0 /* barrierCount */, 0 /* lsaBarrierCount */,             \
-        0 /* railGinBarrierCount */, 0 /* lsaLLA2ABlockCount */, 0 /* lsaLLA2ASlotCount */, \
-        false /* ginForceEnable */, 4 /* ginContextCount */, 0 /* ginSignalCount */,        \
-        0 /* ginCounterCount */, NCCL_GIN_CONNECTION_NONE, false /* ginExclusiveContexts */, \
-        0 /* ginQueueDepth */, NCCL_CONFIG_UNDEF_INT /* ginTrafficClass */,                 \
-        0 /* worldGinBarrierCount */, true /* ginStrongSignalsRequired */,                  \
-        true /* ginVaSignalsRequired */                                                     \
+#define NCCL_DEV_COMM_REQUIREMENTS_INITIALIZER                                                                      \
+  {                                                                                                                 \
+    sizeof(ncclDevCommRequirements_t), NCCL_API_MAGIC, NCCL_VERSION_CODE, NULL, NULL, false /* lsaMultimem */,      \
+        0 /* barrierCount */, 0 /* lsaBarrierCount */, 0 /* railGinBarrierCount */, 0 /* lsaLLA2ABlockCount */,     \
+        0 /* lsaLLA2ASlotCount */, false /* ginForceEnable */, 4 /* ginContextCount */, 0 /* ginSignalCount */,     \
+        0 /* ginCounterCount */, NCCL_GIN_CONNECTION_NONE, false /* ginExclusiveContexts */, 0 /* ginQueueDepth */, \
+        NCCL_CONFIG_UNDEF_INT /* ginTrafficClass */, 0 /* worldGinBarrierCount */,                                  \
+        true /* ginStrongSignalsRequired */, true /* ginVaSignalsRequired */                                        \
   }
 
 /* A buffer (and signals, counters) in the device communicator's resource window. */
@@ -674,20 +642,17 @@ struct ncclCommProperties {
 };
 
 ncclResult_t ncclCommQueryProperties(ncclComm_t comm, ncclCommProperties_t* props);
-ncclResult_t ncclDevCommCreate(ncclComm_t comm, ncclDevCommRequirements_t const* reqs,
-                               ncclDevComm_t* outDevComm);
+ncclResult_t ncclDevCommCreate(ncclComm_t comm, ncclDevCommRequirements_t const* reqs, ncclDevComm_t* outDevComm);
 ncclResult_t ncclDevCommDestroy(ncclComm_t comm, ncclDevComm_t const* devComm);
 
 /* Addresses in a window: of the multicast mapping, or of a peer's buffer (by LSA or world rank),
  * as seen from this process. DeepComm maps no window into a peer yet: only the rank's own buffer
  * (LSA rank 0, or the rank itself) has an address. */
 ncclResult_t ncclGetLsaMultimemDevicePointer(ncclWindow_t window, size_t offset, void** outPtr);
-ncclResult_t ncclGetMultimemDevicePointer(ncclWindow_t window, size_t offset,
-                                          ncclMultimemHandle_t multimem, void** outPtr);
-ncclResult_t ncclGetLsaDevicePointer(ncclWindow_t window, size_t offset, int lsaRank,
-                                     void** outPtr);
-ncclResult_t ncclGetPeerDevicePointer(ncclWindow_t window, size_t offset, int peer,
-                                      void** outPtr);
+ncclResult_t ncclGetMultimemDevicePointer(ncclWindow_t window, size_t offset, ncclMultimemHandle_t multimem,
+                                          void** outPtr);
+ncclResult_t ncclGetLsaDevicePointer(ncclWindow_t window, size_t offset, int lsaRank, void** outPtr);
+ncclResult_t ncclGetPeerDevicePointer(ncclWindow_t window, size_t offset, int peer, void** outPtr);
 
 /* Teams: the world; the LSA team (ranks whose memory this one can load and store: DeepComm, with
  * no mapped windows yet, has only the rank itself); the rail (the world divided by the LSA team). */
@@ -699,12 +664,10 @@ int ncclTeamRankToWorld(ncclComm_t comm, ncclTeam_t team, int rank);
 int ncclTeamRankToLsa(ncclComm_t comm, ncclTeam_t team, int rank);
 
 /* Requirement builders: the resources a barrier or an LL all-to-all needs. */
-ncclResult_t ncclLsaBarrierCreateRequirement(ncclTeam_t team, int nBarriers,
-                                             ncclLsaBarrierHandle_t* outHandle,
+ncclResult_t ncclLsaBarrierCreateRequirement(ncclTeam_t team, int nBarriers, ncclLsaBarrierHandle_t* outHandle,
                                              ncclDevResourceRequirements_t* outReq);
 ncclResult_t ncclGinBarrierCreateRequirement(ncclComm_t comm, ncclTeam_t team, int nBarriers,
-                                             ncclGinBarrierHandle_t* outHandle,
-                                             ncclDevResourceRequirements_t* outReq);
+                                             ncclGinBarrierHandle_t* outHandle, ncclDevResourceRequirements_t* outReq);
 /* Slots for maxElts elements of up to maxEltSize bytes each. */
 int ncclLLA2ACalcSlots(int maxElts, int maxEltSize);
 ncclResult_t ncclLLA2ACreateRequirement(int nBlocks, int nSlots, ncclLLA2AHandle_t* outHandle,

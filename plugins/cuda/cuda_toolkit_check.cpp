@@ -3,5 +3,4 @@
 // path, rule 6), which CUDA 12.5 introduced.
 #include <cuda_runtime.h>
 
-static_assert(CUDART_VERSION >= 12050,
-              "the CUDA plugin needs CUDA 12.5 or newer (cudaGetDriverEntryPointByVersion)");
+static_assert(CUDART_VERSION >= 12050, "the CUDA plugin needs CUDA 12.5 or newer (cudaGetDriverEntryPointByVersion)");

@@ -5,9 +5,9 @@
 #include <set>
 #include <string>
 
+#include "kernels/reduce.h"
 #include "src/core/settings.h"
 #include "src/exec/residual_store.h"
-#include "kernels/reduce.h"
 
 namespace dc {
 
@@ -67,7 +67,8 @@ std::shared_ptr<const CompressedCall> compressed_call(const OpArgs& args, const 
                                                       dcCompressStats_t* stats) {
   if (!compressible(args.datatype, args.op))
     fail(dcInvalidArgument, std::string("DeepComm: compressed all-reduce takes float32, float16 or bfloat16 with "
-                                        "sum or avg, not ") + datatype_name(args.datatype) + " with " +
+                                        "sum or avg, not ") +
+                                datatype_name(args.datatype) + " with " +
                                 (args.op >= 0 && args.op < dcNumOps ? redop_name(args.op) : "a user op"));
   if (!spec) fail(dcInvalidArgument, "DeepComm: compression spec is NULL");
   auto call = std::make_shared<CompressedCall>();

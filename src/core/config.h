@@ -5,8 +5,8 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,23 +20,23 @@ namespace dc {
 enum class TransportChoice { Auto, Shm, Tcp, Ucx, UcxAll };
 
 struct Config {
-  AlgorithmFilter algorithms;              // DEEPCOMM_ALGO, else NCCL_ALGO (algorithm_filter.h)
+  AlgorithmFilter algorithms;                         // DEEPCOMM_ALGO, else NCCL_ALGO (algorithm_filter.h)
   TransportChoice transport = TransportChoice::Auto;  // DEEPCOMM_TRANSPORT=auto|shm|tcp|ucx|ucx-all
-  uint64_t chunk_bytes = 1 << 20;          // DEEPCOMM_CHUNK_BYTES
-  uint64_t tree_threshold_bytes = 0;       // DEEPCOMM_TREE_THRESHOLD (0: cost model decides)
-  uint64_t flat_bytes = 1 << 20;           // DEEPCOMM_FLAT_BYTES (0: no flat board)
-  int timeout_ms = 300000;                 // DEEPCOMM_TIMEOUT (seconds in the environment)
-  int connect_timeout_ms = 60000;          // DEEPCOMM_CONNECT_TIMEOUT (seconds)
-  int bootstrap_timeout_ms = 120000;       // DEEPCOMM_BOOTSTRAP_TIMEOUT (ms, read by bootstrap)
-  bool blocking = true;                    // dcConfig_t.blocking (not from the environment)
+  uint64_t chunk_bytes = 1 << 20;                     // DEEPCOMM_CHUNK_BYTES
+  uint64_t tree_threshold_bytes = 0;                  // DEEPCOMM_TREE_THRESHOLD (0: cost model decides)
+  uint64_t flat_bytes = 1 << 20;                      // DEEPCOMM_FLAT_BYTES (0: no flat board)
+  int timeout_ms = 300000;                            // DEEPCOMM_TIMEOUT (seconds in the environment)
+  int connect_timeout_ms = 60000;                     // DEEPCOMM_CONNECT_TIMEOUT (seconds)
+  int bootstrap_timeout_ms = 120000;                  // DEEPCOMM_BOOTSTRAP_TIMEOUT (ms, read by bootstrap)
+  bool blocking = true;                               // dcConfig_t.blocking (not from the environment)
   // DEEPCOMM_COMPRESS: all-reduces of float32/16, bfloat16 with sum or avg of at least
   // DEEPCOMM_COMPRESS_MIN_BYTES run compressed with this spec (unset, "" or "off": never).
   std::optional<compression::Spec> compress;
-  uint64_t compress_min_bytes = 1 << 20;     // DEEPCOMM_COMPRESS_MIN_BYTES
-  uint64_t compress_ef_bytes = 4ull << 30;   // DEEPCOMM_COMPRESS_EF_BYTES: the NCCL path's residuals
+  uint64_t compress_min_bytes = 1 << 20;    // DEEPCOMM_COMPRESS_MIN_BYTES
+  uint64_t compress_ef_bytes = 4ull << 30;  // DEEPCOMM_COMPRESS_EF_BYTES: the NCCL path's residuals
   // DEEPCOMM_TOPO_FILE, loaded (null when unset); its digest is plan-shaping.
   std::shared_ptr<const topo::TopologyFile> topology_file;
-  std::string topology_dump_path;          // DEEPCOMM_TOPO_DUMP_FILE: rank 0 writes the cluster there
+  std::string topology_dump_path;  // DEEPCOMM_TOPO_DUMP_FILE: rank 0 writes the cluster there
 
   // Reads the environment; throws dc::Error(dcInvalidArgument) naming a variable with a bad value.
   static Config from_environment();

@@ -28,8 +28,7 @@ void suspend_comm(dcComm* comm) {
   const bool calls_pending = async_state(comm) == dcInProgress;
   std::lock_guard<std::mutex> lock(comm->exec.inflight_mutex);
   if (calls_pending || comm->exec.inflight > 0) {
-    fail(dcInvalidUsage, "DeepComm: cannot suspend a communicator with " +
-                             std::to_string(comm->exec.inflight) +
+    fail(dcInvalidUsage, "DeepComm: cannot suspend a communicator with " + std::to_string(comm->exec.inflight) +
                              " operation(s) in flight; wait for them (dcCommFinalize) first");
   }
   // No operation in flight: the engine does not touch the scratch buffers (the lock orders this

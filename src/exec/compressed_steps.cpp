@@ -46,20 +46,19 @@ void Operation::run_message_step(uint32_t index) {
       stats_.rawBytes += step.count * elem_size_;
       stats_.wireBytes += length;
       ++stats_.messages;
-      post_send(peer, tag_of(step), address(step.src), length, [self, index, peer](const Status& s) {
-        self->step_finished(index, self->explained(s, peer));
-      });
+      post_send(peer, tag_of(step), address(step.src), length,
+                [self, index, peer](const Status& s) { self->step_finished(index, self->explained(s, peer)); });
       return;
     }
     case StepKind::RecvMessage:
       // Posts the worst case; completes with the real length.
-      post_recv(peer, tag_of(step), address(step.dst), step.bytes, nullptr, [self, index, peer](const Status& s, size_t got) {
-        if (s.ok()) self->lengths_[self->prepared_->plan.steps[index].slot] = got;
-        self->step_finished(index, self->explained(s, peer));
-      });
+      post_recv(peer, tag_of(step), address(step.dst), step.bytes, nullptr,
+                [self, index, peer](const Status& s, size_t got) {
+                  if (s.ok()) self->lengths_[self->prepared_->plan.steps[index].slot] = got;
+                  self->step_finished(index, self->explained(s, peer));
+                });
       return;
-    default:
-      step_finished(index, Status::failure(dcInternalError, "DeepComm: not a message step"));
+    default: step_finished(index, Status::failure(dcInternalError, "DeepComm: not a message step"));
   }
 }
 

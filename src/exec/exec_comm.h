@@ -39,8 +39,8 @@ struct ExecComm {
   int rank = 0;
   int nranks = 1;
   std::shared_ptr<PeerLinks> links;
-  std::vector<int> link_index;  // comm rank -> index into links->peers
-  int timeout_ms = 300000;      // progress deadline (DEEPCOMM_TIMEOUT)
+  std::vector<int> link_index;    // comm rank -> index into links->peers
+  int timeout_ms = 300000;        // progress deadline (DEEPCOMM_TIMEOUT)
   int engine_timeout_ms = 60000;  // deadline of a hand-off to the engine thread
 
   // Numbering, advanced by the thread issuing operations. Atomic: the engine reads it for the
@@ -55,12 +55,12 @@ struct ExecComm {
 
   // Engine side.
   std::deque<std::shared_ptr<Operation>> collective_queue;  // front is running
-  std::set<std::shared_ptr<Operation>> active_ops;           // queued or running
+  std::set<std::shared_ptr<Operation>> active_ops;          // queued or running
   bool failed = false;       // set once by fail_comm; every later operation fails at once
   uint64_t failed_from = 0;  // ... except collectives numbered below this (see fail_comm)
   Status failure;
   std::shared_ptr<ControlChannel> control;
-  ScratchMemory scratch[3];  // 0: the plan's scratch; 1: pre-multiplied input; 2: compressed messages
+  ScratchMemory scratch[3];               // 0: the plan's scratch; 1: pre-multiplied input; 2: compressed messages
   std::atomic<uint64_t> scratch_held{0};  // their bytes, readable from any thread
   // Error feedback of compressed all-reduces on the NCCL path (made on first use).
   std::unique_ptr<ResidualStore> residual_store;

@@ -7,11 +7,11 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "base/log.h"
+#include "kernels/reduce.h"
 #include "src/exec/codec_pool.h"
 #include "src/exec/comm_failure.h"
 #include "src/exec/engine.h"
 #include "src/exec/signature.h"
-#include "kernels/reduce.h"
 
 namespace dc {
 
@@ -23,7 +23,7 @@ constexpr uint64_t kPointToPointBit = 1ull << 63;
 constexpr std::chrono::milliseconds kDrainAfterFailure{250};
 // Step tag of the signature exchange; plan step tags are 32-bit.
 constexpr uint64_t kSignatureStep = 1ull << 40;
-}
+}  // namespace
 
 void OpBatch::finish(const Status& status) {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -52,8 +52,8 @@ Status OpBatch::status() {
   return status_;
 }
 
-Operation::Operation(ExecComm* comm, const OpArgs& args, std::shared_ptr<const PreparedPlan> plan,
-                     uint64_t seq, std::shared_ptr<OpBatch> batch)
+Operation::Operation(ExecComm* comm, const OpArgs& args, std::shared_ptr<const PreparedPlan> plan, uint64_t seq,
+                     std::shared_ptr<OpBatch> batch)
     : comm_(comm),
       args_(args),
       prepared_(std::move(plan)),
@@ -70,9 +70,7 @@ Operation::Operation(ExecComm* comm, const OpArgs& args, std::shared_ptr<const P
   started_ = std::chrono::steady_clock::now();
 }
 
-bool Operation::is_collective() const {
-  return args_.collective != dcCollSend && args_.collective != dcCollRecv;
-}
+bool Operation::is_collective() const { return args_.collective != dcCollSend && args_.collective != dcCollRecv; }
 
 Tag Operation::tag_of(const Step& step) const {
   if (is_collective()) return Tag{comm_->id, seq_, step.tag, signature_};
@@ -95,9 +93,8 @@ Status Operation::explained(const Status& status, int peer) const {
   if (status.code != dcInvalidUsage || !status.detail || !signature_) return status;
   return Status::failure(dcInvalidUsage, "DeepComm: ranks called different operations as operation #" +
                                              std::to_string(seq_) + " of the communicator: rank " +
-                                             std::to_string(comm_->rank) + " called " +
-                                             describe_signature(signature_) + ", rank " +
-                                             std::to_string(peer) + " called " +
+                                             std::to_string(comm_->rank) + " called " + describe_signature(signature_) +
+                                             ", rank " + std::to_string(peer) + " called " +
                                              describe_signature(status.detail));
 }
 
@@ -161,8 +158,8 @@ void Operation::bound_transfer_drain() {
       const int peer = receiving.first;
       DC_WARN("DeepComm: rank %d stalled in the middle of a message to a failed operation; closing the connection",
               peer);
-      self->comm_->peer(peer)->close(Status::failure(dcSystemError,
-          "DeepComm: connection closed: a cancelled receive from this peer did not end"));
+      self->comm_->peer(peer)->close(Status::failure(
+          dcSystemError, "DeepComm: connection closed: a cancelled receive from this peer did not end"));
     }
     if (self->released_) return;
     if (self->sends_in_flight_ > 0)
@@ -239,12 +236,10 @@ void Operation::exchange_signatures() {
   const Tag tag{comm_->id, seq_, kSignatureStep, signature_};
   steps_left_ += 2;
   auto self = shared_from_this();
-  post_recv(prev, tag, &peer_signature_, sizeof peer_signature_, nullptr, [self, prev](const Status& s, size_t) {
-    self->side_step_finished(s, prev, &self->signature_received_);
-  });
-  post_send(next, tag, &signature_, sizeof signature_, [self, next](const Status& s) {
-    self->side_step_finished(s, next, &self->signature_sent_);
-  });
+  post_recv(prev, tag, &peer_signature_, sizeof peer_signature_, nullptr,
+            [self, prev](const Status& s, size_t) { self->side_step_finished(s, prev, &self->signature_received_); });
+  post_send(next, tag, &signature_, sizeof signature_,
+            [self, next](const Status& s) { self->side_step_finished(s, next, &self->signature_sent_); });
 }
 
 void Operation::side_step_finished(const Status& status, int peer, bool* done_flag) {
@@ -293,20 +288,21 @@ void Operation::run_step(uint32_t index) {
       Completion done = [self, index, bytes, reduces, pieces](const Status& s, size_t got) {
         // Failed meanwhile (abort, a peer gone): its caller may have returned and freed the buffers.
         if (self->completed_) return;
-        if (!s.ok())
-          return self->step_finished(index, self->explained(s, self->prepared_->plan.steps[index].peer));
+        if (!s.ok()) return self->step_finished(index, self->explained(s, self->prepared_->plan.steps[index].peer));
         if (got != bytes) {
-          self->step_finished(index, Status::failure(dcInvalidUsage,
-              "DeepComm: received " + std::to_string(got) + " bytes where " +
-              std::to_string(bytes) + " were expected (ranks called mismatched operations?)"));
+          self->step_finished(
+              index, Status::failure(dcInvalidUsage, "DeepComm: received " + std::to_string(got) + " bytes where " +
+                                                         std::to_string(bytes) +
+                                                         " were expected (ranks called mismatched operations?)"));
           return;
         }
         if (pieces && !pieces->status.ok()) return self->step_finished(index, pieces->status);
         const Step& st = self->prepared_->plan.steps[index];
         if (reduces && (!pieces || pieces->reduced != got)) {
           // The message landed in aux whole: reduce it now.
-          return self->run_local(index, device::LocalStep::reduce(self->args_.datatype, self->reduce_op_,
-              self->address(st.dst), self->address(st.src), self->address(st.aux), st.count));
+          return self->run_local(
+              index, device::LocalStep::reduce(self->args_.datatype, self->reduce_op_, self->address(st.dst),
+                                               self->address(st.src), self->address(st.aux), st.count));
         }
         self->step_finished(index, s);
       };
@@ -317,30 +313,28 @@ void Operation::run_step(uint32_t index) {
       PieceSink sink = [self, index, pieces](const void* data, size_t offset, size_t len) {
         if (self->completed_) return;  // failed meanwhile: the caller's buffers may be gone
         const Step& st = self->prepared_->plan.steps[index];
-        const Status s = self->run_element_now(device::LocalStep::reduce(self->args_.datatype, self->reduce_op_,
-            self->address(st.dst) + offset, self->address(st.src) + offset, data, len / self->elem_size_));
+        const Status s = self->run_element_now(
+            device::LocalStep::reduce(self->args_.datatype, self->reduce_op_, self->address(st.dst) + offset,
+                                      self->address(st.src) + offset, data, len / self->elem_size_));
         if (!s.ok() && pieces->status.ok()) pieces->status = s;
         pieces->reduced += len;
       };
       post_recv(step.peer, tag_of(step), target, bytes, std::move(sink), std::move(done));
       return;
     }
-    case StepKind::Copy:
-      return run_local(index, device::LocalStep::copy(address(step.dst), address(step.src), bytes));
+    case StepKind::Copy: return run_local(index, device::LocalStep::copy(address(step.dst), address(step.src), bytes));
     case StepKind::Reduce:
       return run_local(index, device::LocalStep::reduce(args_.datatype, reduce_op_, address(step.dst),
                                                         address(step.src), address(step.aux), step.count));
     case StepKind::Finalize:
       if (args_.op != dcAvg) break;
-      return run_local(index, device::LocalStep::finalize_avg(args_.datatype, address(step.dst), step.count,
-                                                              comm_->nranks));
+      return run_local(index,
+                       device::LocalStep::finalize_avg(args_.datatype, address(step.dst), step.count, comm_->nranks));
     case StepKind::Encode:
     case StepKind::SendMessage:
     case StepKind::RecvMessage:
     case StepKind::Decode:
-    case StepKind::RecvDecode:
-      run_message_step(index);
-      return;
+    case StepKind::RecvDecode: run_message_step(index); return;
   }
   step_finished(index, Status::success());
 }

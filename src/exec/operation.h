@@ -16,12 +16,12 @@
 #include <mutex>
 #include <vector>
 
+#include "base/error.h"
 #include "deepcomm/deepcomm.h"
 #include "device/device_queue.h"
 #include "src/exec/compressed_call.h"
 #include "src/exec/exec_comm.h"
 #include "src/exec/prepared_plan.h"
-#include "base/error.h"
 
 namespace dc {
 
@@ -134,18 +134,18 @@ class Operation : public std::enable_shared_from_this<Operation> {
   uint64_t seq_;
   std::shared_ptr<OpBatch> batch_;
   size_t elem_size_;
-  dcRedOp_t reduce_op_;  // built-in op used by the kernels (pre-multiplied sum reduces as sum)
-  uint64_t signature_;   // carried in every tag (0 for point-to-point)
+  dcRedOp_t reduce_op_;          // built-in op used by the kernels (pre-multiplied sum reduces as sum)
+  uint64_t signature_;           // carried in every tag (0 for point-to-point)
   uint64_t peer_signature_ = 0;  // received from the previous rank in the signature exchange
   bool signature_sent_ = false, signature_received_ = false;
   std::byte* input_ = nullptr;
   std::byte* output_ = nullptr;
   std::byte* scratch_ = nullptr;
-  std::byte* bytes_ = nullptr;     // compressed messages (BufId::Bytes)
-  float* residual_ = nullptr;      // error feedback (BufId::Residual)
-  std::vector<uint64_t> lengths_;  // run-time message lengths, by slot
+  std::byte* bytes_ = nullptr;            // compressed messages (BufId::Bytes)
+  float* residual_ = nullptr;             // error feedback (BufId::Residual)
+  std::vector<uint64_t> lengths_;         // run-time message lengths, by slot
   device::DeviceQueue* queue_ = nullptr;  // the process's (local_queue()), taken at start
-  int local_steps_ = 0;            // local steps the device queue has not ended; release waits for them
+  int local_steps_ = 0;                   // local steps the device queue has not ended; release waits for them
   std::shared_ptr<Operation> alive_while_local_steps_;  // this, while local_steps_ > 0
   // What codec steps write until they end (the device queue owns nothing of the operation's).
   struct CodecOutput {
@@ -153,8 +153,8 @@ class Operation : public std::enable_shared_from_this<Operation> {
     device::DecodeTimes times;
   };
   std::map<uint32_t, CodecOutput> codec_outputs_;  // by step
-  int sends_in_flight_ = 0;        // sends the transport has not ended; release waits for them
-  std::map<int, int> receiving_from_;  // receives the transport has not ended, per peer; likewise
+  int sends_in_flight_ = 0;                        // sends the transport has not ended; release waits for them
+  std::map<int, int> receiving_from_;              // receives the transport has not ended, per peer; likewise
   Status final_status_;
   dcCompressStats_t stats_{};
   std::chrono::steady_clock::time_point started_;

@@ -7,14 +7,14 @@
 #include <string>
 #include <utility>
 
-#include "deepcomm/deepcomm.h"
-#include "deepcomm/nccl.h"
 #include "base/c_abi_guard.h"
 #include "base/error.h"
+#include "deepcomm/deepcomm.h"
+#include "deepcomm/nccl.h"
 
 // Defines the exported function `name` and exports `pname` as an alias of it. As in NVIDIA's
 // library, ncclX is weak so that a profiler can interpose it and still reach pncclX.
-#define DEEPCOMM_NCCL_API(ret, name, ...)                                         \
+#define DEEPCOMM_NCCL_API(ret, name, ...)                                                   \
   extern "C" __attribute__((visibility("default"), alias(#name))) ret p##name(__VA_ARGS__); \
   extern "C" __attribute__((visibility("default"), weak)) ret name(__VA_ARGS__)
 
@@ -36,8 +36,7 @@ inline dcRedOp_t to_dc(ncclRedOp_t op) { return static_cast<dcRedOp_t>(op); }
 // Output pointers that this layer fills itself must be checked here, not by the native API.
 inline void require_output(const void* pointer, const char* function, const char* argument) {
   if (pointer == nullptr) {
-    fail(dcInvalidArgument,
-         std::string("DeepComm: ") + function + ": " + argument + " must not be NULL");
+    fail(dcInvalidArgument, std::string("DeepComm: ") + function + ": " + argument + " must not be NULL");
   }
 }
 

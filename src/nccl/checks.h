@@ -10,13 +10,13 @@ namespace dc::nccl {
 
 // The version in "not implemented yet" messages.
 inline std::string deepcomm_version() {
-  return std::to_string(DEEPCOMM_VERSION_MAJOR) + "." + std::to_string(DEEPCOMM_VERSION_MINOR) +
-         "." + std::to_string(DEEPCOMM_VERSION_PATCH);
+  return std::to_string(DEEPCOMM_VERSION_MAJOR) + "." + std::to_string(DEEPCOMM_VERSION_MINOR) + "." +
+         std::to_string(DEEPCOMM_VERSION_PATCH);
 }
 
 [[noreturn]] inline void not_implemented(const char* function) {
-  fail(dcInvalidUsage, std::string("DeepComm: ") + function + " is not implemented yet in DeepComm " +
-                           deepcomm_version());
+  fail(dcInvalidUsage,
+       std::string("DeepComm: ") + function + " is not implemented yet in DeepComm " + deepcomm_version());
 }
 
 [[noreturn]] inline void no_device_api(const char* function) {

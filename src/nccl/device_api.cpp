@@ -21,8 +21,7 @@ struct ncclGinOutboxHandle;
 struct ncclGinInboxA2AHandle;
 
 // Fills the fields that fit in props->size (a struct from an older header is shorter).
-DEEPCOMM_NCCL_API(ncclResult_t, ncclCommQueryProperties, ncclComm_t comm,
-                  ncclCommProperties_t* props) {
+DEEPCOMM_NCCL_API(ncclResult_t, ncclCommQueryProperties, ncclComm_t comm, ncclCommProperties_t* props) {
   return guarded([&] {
     constexpr const char* kFunction = "ncclCommQueryProperties";
     const dc::nccl::CommShape shape = comm_shape(comm, kFunction);
@@ -43,14 +42,14 @@ DEEPCOMM_NCCL_API(ncclResult_t, ncclCommQueryProperties, ncclComm_t comm,
     known.hostRmaSupport = false;    // ncclPutSignal is not implemented yet
     known.railedGinType = NCCL_GIN_TYPE_NONE;
     const std::size_t end = props->size < sizeof known ? props->size : sizeof known;
-    std::memcpy(reinterpret_cast<char*>(props) + kHeader,
-                reinterpret_cast<const char*>(&known) + kHeader, end - kHeader);
+    std::memcpy(reinterpret_cast<char*>(props) + kHeader, reinterpret_cast<const char*>(&known) + kHeader,
+                end - kHeader);
     return ncclSuccess;
   });
 }
 
-DEEPCOMM_NCCL_API(ncclResult_t, ncclDevCommCreate, ncclComm_t comm,
-                  ncclDevCommRequirements_t const* reqs, ncclDevComm_t* outDevComm) {
+DEEPCOMM_NCCL_API(ncclResult_t, ncclDevCommCreate, ncclComm_t comm, ncclDevCommRequirements_t const* reqs,
+                  ncclDevComm_t* outDevComm) {
   return guarded([&]() -> ncclResult_t {
     comm_shape(comm, "ncclDevCommCreate");
     require_input(reqs, "ncclDevCommCreate", "reqs");
@@ -59,8 +58,7 @@ DEEPCOMM_NCCL_API(ncclResult_t, ncclDevCommCreate, ncclComm_t comm,
   });
 }
 
-DEEPCOMM_NCCL_API(ncclResult_t, ncclDevCommDestroy, ncclComm_t comm,
-                  ncclDevComm_t const* devComm) {
+DEEPCOMM_NCCL_API(ncclResult_t, ncclDevCommDestroy, ncclComm_t comm, ncclDevComm_t const* devComm) {
   return guarded([&]() -> ncclResult_t {
     comm_shape(comm, "ncclDevCommDestroy");
     require_input(devComm, "ncclDevCommDestroy", "devComm");
@@ -68,8 +66,7 @@ DEEPCOMM_NCCL_API(ncclResult_t, ncclDevCommDestroy, ncclComm_t comm,
   });
 }
 
-DEEPCOMM_NCCL_API(ncclResult_t, ncclGetLsaMultimemDevicePointer, ncclWindow_t window,
-                  size_t offset, void** outPtr) {
+DEEPCOMM_NCCL_API(ncclResult_t, ncclGetLsaMultimemDevicePointer, ncclWindow_t window, size_t offset, void** outPtr) {
   (void)offset;
   return guarded([&]() -> ncclResult_t {
     require_input(window, "ncclGetLsaMultimemDevicePointer", "window");
@@ -103,8 +100,8 @@ void* own_window_address(const dc::nccl::WindowRecord& window, size_t offset, co
 }  // namespace
 
 // The LSA team is the rank alone (see ncclTeamLsa): LSA rank 0 is this rank's own buffer.
-DEEPCOMM_NCCL_API(ncclResult_t, ncclGetLsaDevicePointer, ncclWindow_t window, size_t offset,
-                  int lsaRank, void** outPtr) {
+DEEPCOMM_NCCL_API(ncclResult_t, ncclGetLsaDevicePointer, ncclWindow_t window, size_t offset, int lsaRank,
+                  void** outPtr) {
   return guarded([&] {
     constexpr const char* kFunction = "ncclGetLsaDevicePointer";
     require_input(window, kFunction, "window");
@@ -121,8 +118,7 @@ DEEPCOMM_NCCL_API(ncclResult_t, ncclGetLsaDevicePointer, ncclWindow_t window, si
 }
 
 // This rank's own buffer; a peer's is not mapped here yet.
-DEEPCOMM_NCCL_API(ncclResult_t, ncclGetPeerDevicePointer, ncclWindow_t window, size_t offset,
-                  int peer, void** outPtr) {
+DEEPCOMM_NCCL_API(ncclResult_t, ncclGetPeerDevicePointer, ncclWindow_t window, size_t offset, int peer, void** outPtr) {
   return guarded([&] {
     constexpr const char* kFunction = "ncclGetPeerDevicePointer";
     require_input(window, kFunction, "window");
@@ -131,19 +127,17 @@ DEEPCOMM_NCCL_API(ncclResult_t, ncclGetPeerDevicePointer, ncclWindow_t window, s
     const dc::nccl::CommShape shape = comm_shape(record.comm, kFunction);
     dc::nccl::require_peer(shape, peer, kFunction);
     if (peer != shape.rank) {
-      dc::fail(dcInvalidUsage, std::string("DeepComm: ") + kFunction + ": DeepComm " +
-                                   dc::nccl::deepcomm_version() +
-                                   " does not map windows into peers yet, so peer " +
-                                   std::to_string(peer) + "'s window has no address here");
+      dc::fail(dcInvalidUsage, std::string("DeepComm: ") + kFunction + ": DeepComm " + dc::nccl::deepcomm_version() +
+                                   " does not map windows into peers yet, so peer " + std::to_string(peer) +
+                                   "'s window has no address here");
     }
     *outPtr = own_window_address(record, offset, kFunction);
     return ncclSuccess;
   });
 }
 
-DEEPCOMM_NCCL_API(ncclResult_t, ncclGinBarrierCreateRequirement, ncclComm_t comm, ncclTeam_t team,
-                  int nBarriers, ncclGinBarrierHandle_t* outHandle,
-                  ncclDevResourceRequirements_t* outReq) {
+DEEPCOMM_NCCL_API(ncclResult_t, ncclGinBarrierCreateRequirement, ncclComm_t comm, ncclTeam_t team, int nBarriers,
+                  ncclGinBarrierHandle_t* outHandle, ncclDevResourceRequirements_t* outReq) {
   (void)team;
   (void)nBarriers;
   return guarded([&]() -> ncclResult_t {
@@ -165,9 +159,8 @@ DEEPCOMM_NCCL_API(ncclResult_t, ncclGinOutboxCreateRequirement, int nBlocks, int
   });
 }
 
-DEEPCOMM_NCCL_API(ncclResult_t, ncclGinInboxA2ACreateRequirement, ncclTeam_t peers, int nBlocks,
-                  int size_log2, ncclGinInboxA2AHandle* outHandle,
-                  ncclDevResourceRequirements_t* outReq) {
+DEEPCOMM_NCCL_API(ncclResult_t, ncclGinInboxA2ACreateRequirement, ncclTeam_t peers, int nBlocks, int size_log2,
+                  ncclGinInboxA2AHandle* outHandle, ncclDevResourceRequirements_t* outReq) {
   (void)peers;
   (void)nBlocks;
   (void)size_log2;

@@ -35,8 +35,8 @@ int team_rank_to_world(ncclComm_t comm, const ncclTeam_t& team, int rank, const 
   guarded([&] {
     const CommShape shape = comm_shape(comm, function);
     if (rank < 0 || rank >= team.nRanks) {
-      invalid_argument(function, "rank " + std::to_string(rank) + " is not in the team of " +
-                                     std::to_string(team.nRanks));
+      invalid_argument(function,
+                       "rank " + std::to_string(rank) + " is not in the team of " + std::to_string(team.nRanks));
     }
     world = shape.rank + (rank - team.rank) * team.stride;
     return ncclSuccess;
@@ -47,13 +47,11 @@ int team_rank_to_world(ncclComm_t comm, const ncclTeam_t& team, int rank, const 
 }  // namespace
 
 DEEPCOMM_NCCL_API(ncclTeam_t, ncclTeamWorld, ncclComm_t comm) {
-  return team_of(comm, "ncclTeamWorld",
-                 [](const CommShape& shape) { return ncclTeam_t{shape.nranks, shape.rank, 1}; });
+  return team_of(comm, "ncclTeamWorld", [](const CommShape& shape) { return ncclTeam_t{shape.nranks, shape.rank, 1}; });
 }
 
 DEEPCOMM_NCCL_API(ncclTeam_t, ncclTeamLsa, ncclComm_t comm) {
-  return team_of(comm, "ncclTeamLsa",
-                 [](const CommShape&) { return ncclTeam_t{kLsaSize, kLsaSelf, 1}; });
+  return team_of(comm, "ncclTeamLsa", [](const CommShape&) { return ncclTeam_t{kLsaSize, kLsaSelf, 1}; });
 }
 
 // NCCL: the outer factor of the world by the LSA team.
@@ -75,8 +73,7 @@ DEEPCOMM_NCCL_API(int, ncclTeamRankToLsa, ncclComm_t comm, ncclTeam_t team, int 
   const int lsa = kLsaSelf + (rank - team.rank) * team.stride;
   if (lsa < 0 || lsa >= kLsaSize) {
     guarded([&]() -> ncclResult_t {
-      invalid_argument(kFunction, "rank " + std::to_string(rank) +
-                                      " of the team is not in this rank's LSA team");
+      invalid_argument(kFunction, "rank " + std::to_string(rank) + " of the team is not in this rank's LSA team");
     });
     return -1;
   }
@@ -88,8 +85,8 @@ DEEPCOMM_NCCL_API(int, ncclLLA2ACalcSlots, int maxElts, int maxEltSize) {
   return maxElts * ((maxEltSize + 7) / 8);
 }
 
-DEEPCOMM_NCCL_API(ncclResult_t, ncclLLA2ACreateRequirement, int nBlocks, int nSlots,
-                  ncclLLA2AHandle_t* outHandle, ncclDevResourceRequirements_t* outReq) {
+DEEPCOMM_NCCL_API(ncclResult_t, ncclLLA2ACreateRequirement, int nBlocks, int nSlots, ncclLLA2AHandle_t* outHandle,
+                  ncclDevResourceRequirements_t* outReq) {
   return guarded([&] {
     constexpr const char* kFunction = "ncclLLA2ACreateRequirement";
     require_output(outHandle, kFunction, "outHandle");
@@ -117,9 +114,9 @@ DEEPCOMM_NCCL_API(ncclResult_t, ncclLsaBarrierCreateRequirement, ncclTeam_t team
     std::memset(outReq, 0, sizeof *outReq);
     outHandle->nBarriers = nBarriers;
     // Per barrier: three state words and one inbox word per team rank.
-    outReq->bufferSize = (3 * static_cast<size_t>(nBarriers) +
-                          static_cast<size_t>(nBarriers) * static_cast<size_t>(team.nRanks)) *
-                         sizeof(uint32_t);
+    outReq->bufferSize =
+        (3 * static_cast<size_t>(nBarriers) + static_cast<size_t>(nBarriers) * static_cast<size_t>(team.nRanks)) *
+        sizeof(uint32_t);
     outReq->bufferAlign = alignof(uint32_t);
     outReq->outBufferHandle = &outHandle->bufHandle;
     return ncclSuccess;

@@ -19,9 +19,8 @@ DEEPCOMM_NCCL_API(ncclResult_t, ncclCommGetUniqueId, ncclComm_t comm, ncclUnique
 
 // Existing ranks: comm, rank -1, and the id on the one rank that got it. New ranks: comm NULL,
 // the id and their rank in [0, nRanks).
-DEEPCOMM_NCCL_API(ncclResult_t, ncclCommGrow, ncclComm_t comm, int nRanks,
-                  const ncclUniqueId* uniqueId, int rank, ncclComm_t* newcomm,
-                  ncclConfig_t* config) {
+DEEPCOMM_NCCL_API(ncclResult_t, ncclCommGrow, ncclComm_t comm, int nRanks, const ncclUniqueId* uniqueId, int rank,
+                  ncclComm_t* newcomm, ncclConfig_t* config) {
   return guarded([&]() -> ncclResult_t {
     constexpr const char* kFunction = "ncclCommGrow";
     require_output(newcomm, kFunction, "newcomm");
@@ -37,8 +36,8 @@ DEEPCOMM_NCCL_API(ncclResult_t, ncclCommGrow, ncclComm_t comm, int nRanks,
     } else {
       if (uniqueId == nullptr) invalid_argument(kFunction, "a new rank must pass the uniqueId");
       if (nRanks < 1 || rank < 0 || rank >= nRanks) {
-        invalid_argument(kFunction, "rank " + std::to_string(rank) + " is not in [0, nRanks = " +
-                                        std::to_string(nRanks) + ")");
+        invalid_argument(kFunction,
+                         "rank " + std::to_string(rank) + " is not in [0, nRanks = " + std::to_string(nRanks) + ")");
       }
     }
     if (config != nullptr) dc::nccl::comm_config_from_nccl(*config);

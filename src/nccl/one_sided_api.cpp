@@ -24,9 +24,9 @@ void check_signal(int sigIdx, int ctx, unsigned int flags, const char* function)
 
 }  // namespace
 
-DEEPCOMM_NCCL_API(ncclResult_t, ncclPutSignal, const void* localbuff, size_t count,
-                  ncclDataType_t datatype, int peer, ncclWindow_t peerWin, size_t peerWinOffset,
-                  int sigIdx, int ctx, unsigned int flags, ncclComm_t comm, cudaStream_t stream) {
+DEEPCOMM_NCCL_API(ncclResult_t, ncclPutSignal, const void* localbuff, size_t count, ncclDataType_t datatype, int peer,
+                  ncclWindow_t peerWin, size_t peerWinOffset, int sigIdx, int ctx, unsigned int flags, ncclComm_t comm,
+                  cudaStream_t stream) {
   (void)peerWinOffset;
   (void)stream;
   return guarded([&]() -> ncclResult_t {
@@ -43,8 +43,8 @@ DEEPCOMM_NCCL_API(ncclResult_t, ncclPutSignal, const void* localbuff, size_t cou
   });
 }
 
-DEEPCOMM_NCCL_API(ncclResult_t, ncclSignal, int peer, int sigIdx, int ctx, unsigned int flags,
-                  ncclComm_t comm, cudaStream_t stream) {
+DEEPCOMM_NCCL_API(ncclResult_t, ncclSignal, int peer, int sigIdx, int ctx, unsigned int flags, ncclComm_t comm,
+                  cudaStream_t stream) {
   (void)stream;
   return guarded([&]() -> ncclResult_t {
     const CommShape shape = comm_shape(comm, "ncclSignal");
@@ -54,8 +54,8 @@ DEEPCOMM_NCCL_API(ncclResult_t, ncclSignal, int peer, int sigIdx, int ctx, unsig
   });
 }
 
-DEEPCOMM_NCCL_API(ncclResult_t, ncclWaitSignal, int nDesc, ncclWaitSignalDesc_t* signalDescs,
-                  ncclComm_t comm, cudaStream_t stream) {
+DEEPCOMM_NCCL_API(ncclResult_t, ncclWaitSignal, int nDesc, ncclWaitSignalDesc_t* signalDescs, ncclComm_t comm,
+                  cudaStream_t stream) {
   (void)stream;
   return guarded([&]() -> ncclResult_t {
     constexpr const char* kFunction = "ncclWaitSignal";
@@ -74,8 +74,7 @@ DEEPCOMM_NCCL_API(ncclResult_t, ncclWaitSignal, int nDesc, ncclWaitSignalDesc_t*
   });
 }
 
-DEEPCOMM_NCCL_API(ncclResult_t, ncclWinGetUserPtr, ncclComm_t comm, ncclWindow_t win,
-                  void** outUserPtr) {
+DEEPCOMM_NCCL_API(ncclResult_t, ncclWinGetUserPtr, ncclComm_t comm, ncclWindow_t win, void** outUserPtr) {
   return guarded([&]() -> ncclResult_t {
     comm_shape(comm, "ncclWinGetUserPtr");
     require_input(win, "ncclWinGetUserPtr", "win");

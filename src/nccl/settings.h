@@ -6,9 +6,11 @@
 
 namespace dc::settings {
 
-inline constexpr config::Setting kNcclCommBlocking{
-    .name = "NCCL_COMM_BLOCKING", .type = config::Type::Flag, .default_text = "1", .on_bad = config::OnBad::Warn,
-    .doc = "Default of ncclConfig_t.blocking."};
+inline constexpr config::Setting kNcclCommBlocking{.name = "NCCL_COMM_BLOCKING",
+                                                   .type = config::Type::Flag,
+                                                   .default_text = "1",
+                                                   .on_bad = config::OnBad::Warn,
+                                                   .doc = "Default of ncclConfig_t.blocking."};
 
 inline constexpr const config::Setting* kNcclTable[] = {&kNcclCommBlocking};
 

@@ -31,8 +31,7 @@ DEEPCOMM_NCCL_API(ncclResult_t, ncclCommResume, ncclComm_t comm) {
   });
 }
 
-DEEPCOMM_NCCL_API(ncclResult_t, ncclCommMemStats, ncclComm_t comm, ncclCommMemStat_t stat,
-                  uint64_t* value) {
+DEEPCOMM_NCCL_API(ncclResult_t, ncclCommMemStats, ncclComm_t comm, ncclCommMemStat_t stat, uint64_t* value) {
   return guarded([&]() -> ncclResult_t {
     comm_shape(comm, "ncclCommMemStats");
     if (stat < ncclStatGpuMemSuspend || stat > ncclStatGpuMemTotal) {

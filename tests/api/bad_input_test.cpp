@@ -20,19 +20,28 @@ TEST(BadInput, RefusedWithoutTouchingBuffers) {
     if (rank != 0) return "";  // only rank 0 issues (refused) calls; nothing may reach rank 1
     std::vector<float> in(16, 1.0f), out(16, 7.0f);
     const std::vector<float> out_before = out;
-    expect_error(dcAllReduce(in.data(), out.data(), 16, dcFloat32, dcSum, nullptr, nullptr), dcInvalidArgument, "null comm");
+    expect_error(dcAllReduce(in.data(), out.data(), 16, dcFloat32, dcSum, nullptr, nullptr), dcInvalidArgument,
+                 "null comm");
     expect_error(dcAllReduce(nullptr, out.data(), 16, dcFloat32, dcSum, comm, nullptr), dcInvalidArgument, "null send");
     expect_error(dcAllReduce(in.data(), nullptr, 16, dcFloat32, dcSum, comm, nullptr), dcInvalidArgument, "null recv");
-    expect_error(dcAllReduce(in.data(), out.data(), 16, static_cast<dcDataType_t>(12), dcSum, comm, nullptr), dcInvalidArgument, "datatype 12");
-    expect_error(dcAllReduce(in.data(), out.data(), 16, static_cast<dcDataType_t>(-1), dcSum, comm, nullptr), dcInvalidArgument, "datatype -1");
-    expect_error(dcAllReduce(in.data(), out.data(), 16, dcFloat32, static_cast<dcRedOp_t>(5), comm, nullptr), dcInvalidArgument, "op 5 not created");
-    expect_error(dcAllReduce(in.data(), out.data(), 16, dcFloat32, static_cast<dcRedOp_t>(-3), comm, nullptr), dcInvalidArgument, "op -3");
+    expect_error(dcAllReduce(in.data(), out.data(), 16, static_cast<dcDataType_t>(12), dcSum, comm, nullptr),
+                 dcInvalidArgument, "datatype 12");
+    expect_error(dcAllReduce(in.data(), out.data(), 16, static_cast<dcDataType_t>(-1), dcSum, comm, nullptr),
+                 dcInvalidArgument, "datatype -1");
+    expect_error(dcAllReduce(in.data(), out.data(), 16, dcFloat32, static_cast<dcRedOp_t>(5), comm, nullptr),
+                 dcInvalidArgument, "op 5 not created");
+    expect_error(dcAllReduce(in.data(), out.data(), 16, dcFloat32, static_cast<dcRedOp_t>(-3), comm, nullptr),
+                 dcInvalidArgument, "op -3");
     expect_error(dcBroadcast(in.data(), out.data(), 16, dcFloat32, 2, comm, nullptr), dcInvalidArgument, "root 2 of 2");
-    expect_error(dcReduce(in.data(), out.data(), 16, dcFloat32, dcSum, -1, comm, nullptr), dcInvalidArgument, "root -1");
+    expect_error(dcReduce(in.data(), out.data(), 16, dcFloat32, dcSum, -1, comm, nullptr), dcInvalidArgument,
+                 "root -1");
     expect_error(dcSend(in.data(), 16, dcFloat32, 5, comm, nullptr), dcInvalidArgument, "peer 5");
     expect_error(dcRecv(out.data(), 16, dcFloat32, -2, comm, nullptr), dcInvalidArgument, "peer -2");
-    expect_error(dcAllGather(in.data(), out.data(), std::numeric_limits<size_t>::max() / 4, dcFloat32, comm, nullptr), dcInvalidArgument, "overflow");
-    expect_error(dcAllReduce(in.data(), out.data(), std::numeric_limits<size_t>::max(), dcFloat64, dcSum, comm, nullptr), dcInvalidArgument, "overflow 2");
+    expect_error(dcAllGather(in.data(), out.data(), std::numeric_limits<size_t>::max() / 4, dcFloat32, comm, nullptr),
+                 dcInvalidArgument, "overflow");
+    expect_error(
+        dcAllReduce(in.data(), out.data(), std::numeric_limits<size_t>::max(), dcFloat64, dcSum, comm, nullptr),
+        dcInvalidArgument, "overflow 2");
     expect_error(dcGroupEnd(), dcInvalidUsage, "group end without start");
     int count = 0;
     expect_error(dcCommCount(nullptr, &count), dcInvalidArgument, "count of null comm");

@@ -26,7 +26,10 @@ TEST(CAbiGuard, ErrorKeepsItsCodeInEitherEnum) {
   const auto body = [] { dc::fail(dcRemoteError, "DeepComm: the peer left"); };
   EXPECT_EQ(dc::guard_c_abi<dcResult_t>(body), dcRemoteError);
   EXPECT_STREQ(dc::last_error(), "DeepComm: the peer left");
-  EXPECT_EQ(dc::guard_c_abi<ncclResult_t>([] { dc::fail(dcInvalidArgument, "bad count"); return ncclSuccess; }),
+  EXPECT_EQ(dc::guard_c_abi<ncclResult_t>([] {
+              dc::fail(dcInvalidArgument, "bad count");
+              return ncclSuccess;
+            }),
             ncclInvalidArgument);
   EXPECT_STREQ(dc::last_error(), "bad count");
 }

@@ -22,8 +22,7 @@ std::string write_file(const std::string& name, const std::string& text) {
 }
 
 // One 1 Gbit/s tier between every host.
-const char* kSlowTier =
-    R"({"version": 1, "tiers": [{"name": "slow", "bandwidth_gbps": 1, "latency_us": 100}]})";
+const char* kSlowTier = R"({"version": 1, "tiers": [{"name": "slow", "bandwidth_gbps": 1, "latency_us": 100}]})";
 
 // The predicted time of a 64 MiB float32 all-reduce and its algorithm, from the plan's JSON.
 std::pair<std::string, double> predicted(dcComm_t comm) {

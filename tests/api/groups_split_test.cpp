@@ -86,7 +86,8 @@ TEST(Groups, SimulateEndEstimatesWithoutRunning) {
     dcAllReduce(small.data(), out.data(), small.size(), dcFloat32, dcSum, comm, nullptr);
     if (dcGroupSimulateEnd(&small_time) != dcSuccess) return dcGetLastError();
     if (out[0] != -1.0f) return "a simulated group ran";
-    if (!(small_time > 0 && big_time > 10 * small_time)) return "estimates " + std::to_string(small_time) + " / " + std::to_string(big_time);
+    if (!(small_time > 0 && big_time > 10 * small_time))
+      return "estimates " + std::to_string(small_time) + " / " + std::to_string(big_time);
     // Outside a group it is a usage error; real operations still line up afterwards.
     double t = 0;
     if (dcGroupSimulateEnd(&t) != dcInvalidUsage) return "simulate without a group accepted";
@@ -168,8 +169,7 @@ TEST(PreMulSum, ScalesEachRanksInputBeforeSumming) {
     uint16_t hscalar = dc::float_to_half(2.0f);
     if (dcRedOpCreatePreMulSum(&op, &hscalar, dcFloat16, comm) != dcSuccess) return dcGetLastError();
     std::vector<uint16_t> h(9, dc::float_to_half(1.5f)), hout(9, 0);
-    if (dcReduceScatter(h.data(), hout.data(), 2, dcFloat16, op, comm, nullptr) != dcSuccess)
-      return dcGetLastError();
+    if (dcReduceScatter(h.data(), hout.data(), 2, dcFloat16, op, comm, nullptr) != dcSuccess) return dcGetLastError();
     if (dc::half_to_float(hout[0]) != 12.0f) return "half premulsum " + std::to_string(dc::half_to_float(hout[0]));
     return "";
   });

@@ -58,8 +58,8 @@ TEST(Launch, NcclAlgoInNcclSyntaxNeverFailsInit) {
   for (const char* algo : {"Tree,Ring", "^NVLS", "NVLS", "allreduce:tree;broadcast:ring", "CollnetDirect,PAT"}) {
     SCOPED_TRACE(algo);
     setenv("NCCL_ALGO", algo, 1);
-    const bool tree_only = std::string(algo).find("tree") != std::string::npos &&
-                           std::string(algo).find("Ring") == std::string::npos;
+    const bool tree_only =
+        std::string(algo).find("tree") != std::string::npos && std::string(algo).find("Ring") == std::string::npos;
     std::string errors = dctest::run_as_processes(
         3, {},
         [tree_only](int rank, int n, const dcUniqueId& id) {

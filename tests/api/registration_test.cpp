@@ -105,12 +105,11 @@ TEST_P(RegisteredWithoutCma, AllReduceAndAllGatherReadRegisteredMemoryInPlace) {
         }
         dcCounters_t c{};
         if (dcCommGetCounters(comm, &c) != dcSuccess) return 1;
-        const bool expected_path = param.registered
-                                       ? (c.shmBytesStaged == 0 && c.shmBytesFromRegistered > 0)
-                                       : (c.shmBytesStaged > 0 && c.shmBytesFromRegistered == 0);
+        const bool expected_path = param.registered ? (c.shmBytesStaged == 0 && c.shmBytesFromRegistered > 0)
+                                                    : (c.shmBytesStaged > 0 && c.shmBytesFromRegistered == 0);
         if (!expected_path) {
-          fprintf(stderr, "rank %d: %llu bytes received through the segment, %llu from registered memory\n",
-                  rank, static_cast<unsigned long long>(c.shmBytesStaged),
+          fprintf(stderr, "rank %d: %llu bytes received through the segment, %llu from registered memory\n", rank,
+                  static_cast<unsigned long long>(c.shmBytesStaged),
                   static_cast<unsigned long long>(c.shmBytesFromRegistered));
           ++failures;
         }
@@ -140,8 +139,8 @@ TEST_P(RegisteredWithoutCma, AllReduceAndAllGatherReadRegisteredMemoryInPlace) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shm, RegisteredWithoutCma,
-                         ::testing::Values(RegisteredCase{2, true}, RegisteredCase{4, true},
-                                           RegisteredCase{8, true}, RegisteredCase{4, false}),
+                         ::testing::Values(RegisteredCase{2, true}, RegisteredCase{4, true}, RegisteredCase{8, true},
+                                           RegisteredCase{4, false}),
                          [](const auto& info) {
                            return std::string(info.param.registered ? "registered_" : "unregistered_") +
                                   std::to_string(info.param.nranks);
@@ -177,11 +176,11 @@ TEST(UcxRegistration, RegisteredAndAllocatedMemoryCarryCorrectData) {
           for (size_t i = 0; i < count; ++i) {
             const float expected = static_cast<float>(n * ((i % 89) + round) + n * (n - 1) / 2);
             if ((allocated[i] != expected || plain[i] != expected) && failures++ < 3)
-              fprintf(stderr, "rank %d round %d: element %zu is %g / %g, expected %g\n", rank, round, i,
-                      allocated[i], plain[i], expected);
+              fprintf(stderr, "rank %d round %d: element %zu is %g / %g, expected %g\n", rank, round, i, allocated[i],
+                      plain[i], expected);
           }
-          if (registered && (dcCommDeregister(comm, handles[0]) != dcSuccess ||
-                             dcCommDeregister(comm, handles[1]) != dcSuccess))
+          if (registered &&
+              (dcCommDeregister(comm, handles[0]) != dcSuccess || dcCommDeregister(comm, handles[1]) != dcSuccess))
             ++failures;
           if (dcMemFree(allocated) != dcSuccess) ++failures;
         }

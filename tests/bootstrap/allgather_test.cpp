@@ -7,9 +7,9 @@
 #include <cstdlib>
 #include <thread>
 
+#include "base/error.h"
 #include "src/core/bootstrap.h"
 #include "src/core/bootstrap/unique_id_layout.h"
-#include "base/error.h"
 #include "tests/bootstrap/blobs.h"
 #include "tests/bootstrap/child_process.h"
 #include "tests/support/test_port.h"
@@ -35,8 +35,8 @@ std::vector<Outcome> run_thread_ranks(const dcUniqueId& id, const std::vector<in
   for (size_t i = 0; i < ranks.size(); ++i)
     threads.emplace_back([&, i] {
       try {
-        outcomes[i].blobs = bootstrap_allgather(id, ranks[i], nranks_of[i],
-                                                blob_of(ranks[i], nranks_of[i]), timeout_ms);
+        outcomes[i].blobs =
+            bootstrap_allgather(id, ranks[i], nranks_of[i], blob_of(ranks[i], nranks_of[i]), timeout_ms);
       } catch (const Error& e) {
         outcomes[i].code = e.code();
         outcomes[i].message = e.what();
@@ -46,8 +46,7 @@ std::vector<Outcome> run_thread_ranks(const dcUniqueId& id, const std::vector<in
   return outcomes;
 }
 
-std::vector<Outcome> run_all_ranks_as_threads(const dcUniqueId& id, int nranks,
-                                              int timeout_ms = kTimeoutMs) {
+std::vector<Outcome> run_all_ranks_as_threads(const dcUniqueId& id, int nranks, int timeout_ms = kTimeoutMs) {
   std::vector<int> ranks, sizes(nranks, nranks);
   for (int r = 0; r < nranks; ++r) ranks.push_back(r);
   return run_thread_ranks(id, ranks, sizes, timeout_ms);
@@ -164,8 +163,7 @@ TEST_F(NcclCommId, RankZeroHostsTheRootAtThatAddress) {
   EXPECT_EQ(0, std::memcmp(id.internal, again.internal, DC_UNIQUE_ID_BYTES));
   EXPECT_TRUE(refused(root.endpoint));
   // Rank 0 last, so that the others wait for its root; twice, so the port is reused.
-  for (int round = 0; round < 2; ++round)
-    expect_all_good(run_thread_ranks(id, {2, 1, 0}, {3, 3, 3}, kTimeoutMs), 3);
+  for (int round = 0; round < 2; ++round) expect_all_good(run_thread_ranks(id, {2, 1, 0}, {3, 3, 3}, kTimeoutMs), 3);
 }
 
 TEST_F(NcclCommId, Ipv6Loopback) {
@@ -207,8 +205,7 @@ TEST(AllgatherFailure, TimeoutNamesHowManyJoined) {
   for (const auto& o : outcomes) {
     EXPECT_EQ(o.code, dcSystemError);
     EXPECT_NE(o.message.find("timed out"), std::string::npos) << o.message;
-    EXPECT_NE(o.message.find("2 of 3 ranks joined (missing ranks: 2)"), std::string::npos)
-        << o.message;
+    EXPECT_NE(o.message.find("2 of 3 ranks joined (missing ranks: 2)"), std::string::npos) << o.message;
   }
 }
 
@@ -219,14 +216,11 @@ TEST(AllgatherFailure, RootDeadlineTellsTheRanksThatJoined) {
   unsetenv("DEEPCOMM_BOOTSTRAP_TIMEOUT");
   auto outcomes = run_thread_ranks(id, {1}, {2}, 5000);
   EXPECT_EQ(outcomes[0].code, dcSystemError);
-  EXPECT_NE(outcomes[0].message.find("deadline of 300 ms"), std::string::npos)
-      << outcomes[0].message;
-  EXPECT_NE(outcomes[0].message.find("1 of 2 ranks joined"), std::string::npos)
-      << outcomes[0].message;
+  EXPECT_NE(outcomes[0].message.find("deadline of 300 ms"), std::string::npos) << outcomes[0].message;
+  EXPECT_NE(outcomes[0].message.find("1 of 2 ranks joined"), std::string::npos) << outcomes[0].message;
 }
 
-void expect_all_fail(const std::vector<Outcome>& outcomes, dcResult_t code,
-                     const std::string& text) {
+void expect_all_fail(const std::vector<Outcome>& outcomes, dcResult_t code, const std::string& text) {
   for (const auto& o : outcomes) {
     EXPECT_EQ(o.code, code) << o.message;
     EXPECT_NE(o.message.find(text), std::string::npos) << o.message;
@@ -236,8 +230,7 @@ void expect_all_fail(const std::vector<Outcome>& outcomes, dcResult_t code,
 TEST(AllgatherFailure, InconsistentNranks) {
   dcUniqueId id;
   make_unique_id(&id);
-  expect_all_fail(run_thread_ranks(id, {0, 1}, {2, 3}, kTimeoutMs), dcInvalidUsage,
-                  "inconsistent nranks");
+  expect_all_fail(run_thread_ranks(id, {0, 1}, {2, 3}, kTimeoutMs), dcInvalidUsage, "inconsistent nranks");
 }
 
 // The first claim of a rank stands: the second is turned away and the rendezvous completes.

@@ -47,9 +47,9 @@ TEST(CompressedAllReduceErrors, BadArgumentsAreClearErrorsAndTouchNothing) {
   EXPECT_EQ(call("q8", nullptr, dcFloat64), dcInvalidArgument);
   EXPECT_EQ(call("q8", nullptr, dcFloat32, dcMax), dcInvalidArgument);
   EXPECT_TRUE(says("sum or avg"));
-  EXPECT_EQ(dcCompressedAllReduce(in.data(), out.data(), 1000, dcFloat32, dcSum, "q8", nullptr, nullptr, nullptr,
-                                  nullptr),
-            dcInvalidArgument);
+  EXPECT_EQ(
+      dcCompressedAllReduce(in.data(), out.data(), 1000, dcFloat32, dcSum, "q8", nullptr, nullptr, nullptr, nullptr),
+      dcInvalidArgument);
   for (float v : out) ASSERT_EQ(v, 7.0f);  // nothing was touched
 
   EXPECT_EQ(dcResidualDestroy(small), dcSuccess);

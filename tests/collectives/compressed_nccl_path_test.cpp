@@ -44,7 +44,8 @@ TEST_F(CompressEnvironment, QualifyingAllReducesRunCompressedOthersUntouched) {
     std::vector<float> grad(count), sum(count);
     for (size_t i = 0; i < count; ++i) grad[i] = float(int((i * 13 + rank) % 200) - 100) * 0.01f;
     uint64_t before = sent_bytes(comm);
-    if (dcAllReduce(grad.data(), sum.data(), count, dcFloat32, dcSum, comm, nullptr) != dcSuccess) return dcGetLastError();
+    if (dcAllReduce(grad.data(), sum.data(), count, dcFloat32, dcSum, comm, nullptr) != dcSuccess)
+      return dcGetLastError();
     const uint64_t compressed = sent_bytes(comm) - before;
     // The dense plans send at least 2(n-1)/n of the buffer; q8 with Huffman about a quarter of that.
     if (compressed * 3 > count * sizeof(float)) return "sent " + std::to_string(compressed) + " bytes: not compressed";
@@ -66,18 +67,24 @@ TEST_F(CompressEnvironment, QualifyingAllReducesRunCompressedOthersUntouched) {
     // Not qualifying: an integer all-reduce, a max, a buffer below the minimum: exact, dense.
     std::vector<int32_t> ints(count, rank + 1), int_sum(count);
     before = sent_bytes(comm);
-    if (dcAllReduce(ints.data(), int_sum.data(), count, dcInt32, dcSum, comm, nullptr) != dcSuccess) return dcGetLastError();
+    if (dcAllReduce(ints.data(), int_sum.data(), count, dcInt32, dcSum, comm, nullptr) != dcSuccess)
+      return dcGetLastError();
     if (sent_bytes(comm) - before < count * sizeof(int32_t)) return "the int32 all-reduce sent too little";
-    for (int32_t v : int_sum) if (v != 6) return "int32 sum wrong";
+    for (int32_t v : int_sum)
+      if (v != 6) return "int32 sum wrong";
     std::vector<float> small(1000, 1.0f + rank), small_max(1000);
-    if (dcAllReduce(grad.data(), sum.data(), count, dcFloat32, dcMax, comm, nullptr) != dcSuccess) return dcGetLastError();
-    if (dcAllReduce(small.data(), small_max.data(), 1000, dcFloat32, dcSum, comm, nullptr) != dcSuccess) return dcGetLastError();
-    for (float v : small_max) if (v != 6.0f) return "the small all-reduce is not exact";
+    if (dcAllReduce(grad.data(), sum.data(), count, dcFloat32, dcMax, comm, nullptr) != dcSuccess)
+      return dcGetLastError();
+    if (dcAllReduce(small.data(), small_max.data(), 1000, dcFloat32, dcSum, comm, nullptr) != dcSuccess)
+      return dcGetLastError();
+    for (float v : small_max)
+      if (v != 6.0f) return "the small all-reduce is not exact";
     if (comm->exec.residual_store->entries() != 1) return "a non-qualifying call made a residual";
 
     // The store: a second buffer gets its own residual; a reset (call or environment) empties it.
     std::vector<float> other(count, 0.5f);
-    if (dcAllReduce(other.data(), other.data(), count, dcFloat32, dcAvg, comm, nullptr) != dcSuccess) return dcGetLastError();
+    if (dcAllReduce(other.data(), other.data(), count, dcFloat32, dcAvg, comm, nullptr) != dcSuccess)
+      return dcGetLastError();
     if (comm->exec.residual_store->entries() != 2) return "the second buffer has no residual of its own";
     if (dcCommResetCompression(comm) != dcSuccess || comm->exec.residual_store->entries() != 0)
       return "dcCommResetCompression left residuals";
@@ -127,7 +134,7 @@ TEST(ResidualStore, CapEvictsTheLeastRecentlyUsedAndResetsOnAGenerationChange) {
   store.find_or_create(b, 1000, dcFloat32);
   store.find_or_create(c, 1000, dcFloat32);
   EXPECT_EQ(store.find_or_create(a, 1000, dcFloat32), ra);  // a is now the most recently used
-  store.find_or_create(d, 1000, dcFloat32);                  // evicts b
+  store.find_or_create(d, 1000, dcFloat32);                 // evicts b
   EXPECT_EQ(store.entries(), 3u);
   EXPECT_EQ(store.bytes(), 3 * 1000 * sizeof(float));
   EXPECT_EQ(store.find_or_create(a, 1000, dcFloat32), ra);

@@ -34,8 +34,8 @@ TEST(CompressedProgress, OtherCommunicatorsMoveWhileA64MiBEncodeRuns) {
     for (int call = 0; call < calls; ++call) {
       dcCompressStats_t stats{};
       dcRequest_t request;
-      if (dcCompressedAllReduce(grad.data(), grad.data(), count, dcFloat32, dcSum, "topk:0.001,q8,huffman,ef",
-                                residual, comm, &request, &stats) != dcSuccess)
+      if (dcCompressedAllReduce(grad.data(), grad.data(), count, dcFloat32, dcSum, "topk:0.001,q8,huffman,ef", residual,
+                                comm, &request, &stats) != dcSuccess)
         return dcGetLastError();
       // Ping-pong on the second communicator: each round both ranks exchange whether their call
       // is still pending, and they stop after a round in which neither was.

@@ -90,17 +90,16 @@ TEST_P(CompressedAllReduce, IdenticalOnEveryRankAndCloseToTheSum) {
   for (int r = 1; r < n; ++r) EXPECT_EQ(digests[r], digests[0]) << "rank " << r << " differs bitwise";
 }
 
-INSTANTIATE_TEST_SUITE_P(Specs, CompressedAllReduce,
-                         ::testing::Values(Setting{"q8", "twophase", 3}, Setting{"q8,huffman,ef", "twophase", 4},
-                                           Setting{"q8,ef", "sparsegather", 2},
-                                           Setting{"topk:0.01,q8,huffman,ef", "twophase", 3},
-                                           Setting{"topk:0.01,q8,huffman,ef", "sparsegather", 4},
-                                           Setting{"auto,ef", "twophase", 2}),
-                         [](const auto& info) {
-                           std::string name = std::string(info.param.algo) + "_" + std::to_string(info.param.nranks) + "_";
-                           for (char c : std::string(info.param.spec)) name += std::isalnum(c) ? c : '_';
-                           return name;
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Specs, CompressedAllReduce,
+    ::testing::Values(Setting{"q8", "twophase", 3}, Setting{"q8,huffman,ef", "twophase", 4},
+                      Setting{"q8,ef", "sparsegather", 2}, Setting{"topk:0.01,q8,huffman,ef", "twophase", 3},
+                      Setting{"topk:0.01,q8,huffman,ef", "sparsegather", 4}, Setting{"auto,ef", "twophase", 2}),
+    [](const auto& info) {
+      std::string name = std::string(info.param.algo) + "_" + std::to_string(info.param.nranks) + "_";
+      for (char c : std::string(info.param.spec)) name += std::isalnum(c) ? c : '_';
+      return name;
+    });
 
 // Small integers in a 16-bit float type (exact there).
 uint16_t narrow(float v, dcDataType_t type) {
@@ -134,11 +133,12 @@ TEST(CompressedAllReduceExact, LosslessSpecMatchesTheDenseResult) {
             return last_error("dcAllReduce", r);
           const std::vector<unsigned char> sent = in;
           void* recv = in_place ? static_cast<void*>(in.data()) : out.data();
-          if (dcResult_t r = dcCompressedAllReduce(in.data(), recv, count, type, op, "topk:1", nullptr, comm, nullptr,
-                                                   nullptr);
+          if (dcResult_t r =
+                  dcCompressedAllReduce(in.data(), recv, count, type, op, "topk:1", nullptr, comm, nullptr, nullptr);
               r != dcSuccess)
             return last_error("dcCompressedAllReduce", r);
-          const std::string what = std::to_string(type) + (op == dcSum ? " sum" : " avg") + (in_place ? " in place" : "");
+          const std::string what =
+              std::to_string(type) + (op == dcSum ? " sum" : " avg") + (in_place ? " in place" : "");
           if (std::memcmp(recv, dense.data(), count * elem) != 0) return "differs from the dense result: " + what;
           if (!in_place && in != sent) return "the send buffer was written: " + what;
         }

@@ -21,8 +21,7 @@ std::vector<dctest::Case> all_reduce_cases(int n) {
   return cases;
 }
 
-std::string run_cases(int rank, dcComm_t comm, const std::vector<dctest::Case>& cases,
-                      std::vector<uint64_t>* digests) {
+std::string run_cases(int rank, dcComm_t comm, const std::vector<dctest::Case>& cases, std::vector<uint64_t>* digests) {
   std::string errors;
   for (size_t i = 0; i < cases.size(); ++i) {
     std::string e = dctest::run_case(comm, cases[i], digests ? &(*digests)[i] : nullptr);
@@ -45,9 +44,8 @@ TEST_P(FlatBoardThreads, TwoRoundAllReducesAreExactAndIdenticalOnEveryRank) {
   const int n = GetParam();
   const auto cases = all_reduce_cases(n);
   std::vector<std::vector<uint64_t>> digests(n, std::vector<uint64_t>(cases.size(), 0));
-  EXPECT_EQ("", dctest::run_as_threads(n, [&](int rank, dcComm_t comm) {
-    return run_cases(rank, comm, cases, &digests[rank]);
-  }));
+  EXPECT_EQ("", dctest::run_as_threads(
+                    n, [&](int rank, dcComm_t comm) { return run_cases(rank, comm, cases, &digests[rank]); }));
   for (size_t i = 0; i < cases.size(); ++i) {
     if (cases[i].collective != dcCollAllReduce) continue;
     for (int r = 1; r < n; ++r)

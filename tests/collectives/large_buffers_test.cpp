@@ -11,17 +11,16 @@ TEST_P(LargeBuffers, EveryCollectiveAt64MiB) {
   const int n = 4;
   const size_t send_elems = (64u << 20) / sizeof(float);
   std::vector<dctest::Case> cases;
-  for (dcCollective_t coll : {dcCollAllReduce, dcCollBroadcast, dcCollReduce, dcCollAllGather,
-                              dcCollReduceScatter, dcCollAlltoAll, dcCollGather, dcCollScatter,
-                              dcCollSend}) {
+  for (dcCollective_t coll : {dcCollAllReduce, dcCollBroadcast, dcCollReduce, dcCollAllGather, dcCollReduceScatter,
+                              dcCollAlltoAll, dcCollGather, dcCollScatter, dcCollSend}) {
     dctest::Case c;
     c.collective = coll;
     c.datatype = dcFloat32;
     c.op = dcSum;
     c.root = 1;
     // The send buffer is 64 MiB: per-peer counts are a quarter of it where the input is count*n.
-    c.count = (coll == dcCollReduceScatter || coll == dcCollAlltoAll || coll == dcCollScatter)
-                  ? send_elems / n : send_elems;
+    c.count =
+        (coll == dcCollReduceScatter || coll == dcCollAlltoAll || coll == dcCollScatter) ? send_elems / n : send_elems;
     cases.push_back(c);
   }
   std::string errors = dctest::run_as_processes(

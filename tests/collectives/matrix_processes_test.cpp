@@ -39,7 +39,7 @@ TEST_P(MatrixOnProcesses, SampledCases) {
         const std::string transport = s.transport;
         const uint64_t shm = counters.shmBytesSent, tcp = counters.tcpBytesSent, ucx = counters.ucxBytesSent;
         // The forced transport carried every byte.
-        const bool only_forced = transport == "tcp" ? tcp && !shm && !ucx
+        const bool only_forced = transport == "tcp"   ? tcp && !shm && !ucx
                                  : transport == "shm" ? shm && !tcp && !ucx
                                                       : ucx && !shm && !tcp;
         if (n > 1 && !only_forced) {
@@ -57,9 +57,8 @@ INSTANTIATE_TEST_SUITE_P(Transports, MatrixOnProcesses,
                          ::testing::Values(ProcessSetup{2, "shm"}, ProcessSetup{3, "shm"}, ProcessSetup{4, "shm"},
                                            ProcessSetup{5, "shm"}, ProcessSetup{8, "shm"},
                                            ProcessSetup{3, "shm", false}, ProcessSetup{8, "shm", false},
-                                           ProcessSetup{2, "tcp"},
-                                           ProcessSetup{3, "tcp"}, ProcessSetup{4, "tcp"}, ProcessSetup{5, "tcp"},
-                                           ProcessSetup{8, "tcp"}, ProcessSetup{3, "ucx-all"},
+                                           ProcessSetup{2, "tcp"}, ProcessSetup{3, "tcp"}, ProcessSetup{4, "tcp"},
+                                           ProcessSetup{5, "tcp"}, ProcessSetup{8, "tcp"}, ProcessSetup{3, "ucx-all"},
                                            ProcessSetup{8, "ucx-all"}),
                          [](const auto& info) {
                            return dctest::test_name(info.param.transport) + (info.param.flat ? "_" : "_engine_") +

@@ -43,7 +43,8 @@ TEST_P(MatrixOnThreads, EveryCollectiveTypeOpCount) {
     if (dcCommGetCounters(comm, &c) != dcSuccess) return std::string(dcGetLastError());
     const uint64_t moved = c.shmBytesSent + c.tcpBytesSent + c.ucxBytesSent;
     if (n > 1 && (flat ? moved > 64 * 1024 : moved < 256 * 1024))
-      first += "rank " + std::to_string(rank) + " sent " + std::to_string(moved) + " bytes through transports\n", ++failures;
+      first += "rank " + std::to_string(rank) + " sent " + std::to_string(moved) + " bytes through transports\n",
+          ++failures;
     return failures ? std::to_string(failures) + " failures, first:\n" + first : std::string();
   });
   EXPECT_EQ(errors, "");

@@ -3,9 +3,9 @@
 // and with the checksums recomputed the structural checks catch forged fields.
 #include <gtest/gtest.h>
 
-#include "tests/fuzz/compression/reseal.h"
 #include "compression/form/wire_format.h"
 #include "tests/compression/test_support.h"
+#include "tests/fuzz/compression/reseal.h"
 
 namespace dc::compression::test {
 namespace {
@@ -99,8 +99,8 @@ TEST(Corruption, ForgedFieldsAreCaught) {
   EXPECT_NE(forged(dense, 8, 0x29).find("decoded into a buffer"), std::string::npos);  // count 9001
   const MessageHeader h = MessageHeader::parse(std::span(dense).first(MessageHeader::header_bytes(dense)));
   const size_t c0 = h.chunk(0).byte_begin;
-  EXPECT_NE(forged(dense, c0, 1).find("unknown kind"), std::string::npos);   // sparse chunk, dense message
-  EXPECT_NE(forged(dense, c0 + 4, 0xff).find("scale"), std::string::npos);   // NaN scale
+  EXPECT_NE(forged(dense, c0, 1).find("unknown kind"), std::string::npos);               // sparse chunk, dense message
+  EXPECT_NE(forged(dense, c0 + 4, 0xff).find("scale"), std::string::npos);               // NaN scale
   EXPECT_NE(forged(dense, c0 + 1 + 64, 253).find("flagged finite"), std::string::npos);  // NaN symbol
 
   const std::vector<uint8_t> sparse = message("topk:0.05,chunk:4096");

@@ -7,10 +7,17 @@
 namespace dc::compression::test {
 namespace {
 
-const char* const kEfSpecs[] = {"q8,ef", "q8:stochastic,huffman,ef", "q8,ef:0.9", "topk:0.01,ef",
-                                "topk:0.01,q8,huffman,ef", "topk:0.01:sampled,q8,huffman,ef:0.5",
-                                "topk:0.01:sampled,ef:0.7", "topk:0.3,q8,ef", "topk:0.3,ef",
-                                "auto,ef", "topk:0.001,q8:stochastic,huffman,ef"};
+const char* const kEfSpecs[] = {"q8,ef",
+                                "q8:stochastic,huffman,ef",
+                                "q8,ef:0.9",
+                                "topk:0.01,ef",
+                                "topk:0.01,q8,huffman,ef",
+                                "topk:0.01:sampled,q8,huffman,ef:0.5",
+                                "topk:0.01:sampled,ef:0.7",
+                                "topk:0.3,q8,ef",
+                                "topk:0.3,ef",
+                                "auto,ef",
+                                "topk:0.001,q8:stochastic,huffman,ef"};
 
 TEST(ErrorFeedback, ResidualIsBetaTimesWhatWasNotSent) {
   for (const char* text : kEfSpecs) {
@@ -78,8 +85,9 @@ TEST(ErrorFeedback, ArgumentsAreChecked) {
   EXPECT_THROW(enc.encode(parse_spec("q8,ef"), dcFloat32, in.data(), 100, &wrong, 0, msg), Error);
   EXPECT_THROW(enc.encode(parse_spec("q8"), dcFloat32, in.data(), 100, &right, 0, msg), Error);
   EXPECT_THROW(enc.encode(parse_spec("q8,ef"), dcFloat64, in.data(), 100, &right, 0, msg), Error);
-  EXPECT_THROW(enc.encode(parse_spec("q8,ef"), dcFloat32, in.data(), 100, &right, 0,
-                          std::span(msg).first(msg.size() - 1)), Error);
+  EXPECT_THROW(
+      enc.encode(parse_spec("q8,ef"), dcFloat32, in.data(), 100, &right, 0, std::span(msg).first(msg.size() - 1)),
+      Error);
   EXPECT_NO_THROW(enc.encode(parse_spec("q8,ef"), dcFloat32, in.data(), 100, &right, 0, msg));
 }
 

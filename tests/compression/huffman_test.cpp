@@ -7,10 +7,10 @@
 #include <queue>
 #include <random>
 
-#include "compression/huffman_table.h"
+#include "base/error.h"
 #include "compression/form/message_form.h"
 #include "compression/form/wire_format.h"
-#include "base/error.h"
+#include "compression/huffman_table.h"
 #include "tests/compression/test_support.h"
 
 namespace dc::compression::test {
@@ -36,8 +36,10 @@ std::pair<uint64_t, unsigned> huffman_cost(const std::vector<uint64_t>& w) {
   for (uint64_t x : w) q.push({x, 0});
   uint64_t cost = 0;
   while (q.size() > 1) {
-    const Node a = q.top(); q.pop();
-    const Node b = q.top(); q.pop();
+    const Node a = q.top();
+    q.pop();
+    const Node b = q.top();
+    q.pop();
     cost += a.first + b.first;
     q.push({a.first + b.first, std::max(a.second, b.second) + 1});
   }

@@ -7,9 +7,15 @@
 namespace dc::compression::test {
 namespace {
 
-const char* const kSpecs[] = {"q8", "q8:stochastic,huffman,ef", "q8,huffman,ef:0.9", "topk:0.01,q8,huffman,ef",
-                              "topk:0.001:sampled,q8:stochastic,huffman,ef:0.5", "topk:0.01,huffman,ef",
-                              "topk:0.3,q8,huffman,ef", "auto,ef", "topk:0.05,q8:64,chunk:4096"};
+const char* const kSpecs[] = {"q8",
+                              "q8:stochastic,huffman,ef",
+                              "q8,huffman,ef:0.9",
+                              "topk:0.01,q8,huffman,ef",
+                              "topk:0.001:sampled,q8:stochastic,huffman,ef:0.5",
+                              "topk:0.01,huffman,ef",
+                              "topk:0.3,q8,huffman,ef",
+                              "auto,ef",
+                              "topk:0.05,q8:64,chunk:4096"};
 
 TEST(Isa, AvxAndBaselineAgreeBitForBit) {
   if (!isa_available(Isa::avx2)) GTEST_SKIP() << "no AVX2 loop set on this build or CPU";
@@ -48,7 +54,8 @@ TEST(Isa, ChecksumsAgree) {
   std::vector<uint8_t> data(1000);
   for (size_t i = 0; i < data.size(); ++i) data[i] = uint8_t(i * 131 + 7);
   for (size_t len : {0, 1, 7, 8, 9, 63, 1000}) {
-    EXPECT_EQ(codec_kernels(Isa::avx2).crc32c(0, data.data(), len), codec_kernels(Isa::baseline).crc32c(0, data.data(), len));
+    EXPECT_EQ(codec_kernels(Isa::avx2).crc32c(0, data.data(), len),
+              codec_kernels(Isa::baseline).crc32c(0, data.data(), len));
   }
   // The CRC32C check value of "123456789".
   const uint8_t check[] = {'1', '2', '3', '4', '5', '6', '7', '8', '9'};

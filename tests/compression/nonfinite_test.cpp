@@ -16,9 +16,9 @@ const float kNaN = std::numeric_limits<float>::quiet_NaN();
 TEST(NonFinite, DecodedLikeADenseSum) {
   const size_t n = 70000;
   const size_t nan_at = 5, pinf_at = 300, ninf_at = 66000, cancel_at = 40000;
-  for (const char* text : {"q8", "q8,huffman,ef", "q8:stochastic,ef:0.5", "topk:0.01,q8,huffman,ef",
-                           "topk:0.01:sampled,ef", "topk:0.001,q8", "topk:0.3,q8,ef", "topk:0.3,huffman,ef",
-                           "auto,ef"}) {
+  for (const char* text :
+       {"q8", "q8,huffman,ef", "q8:stochastic,ef:0.5", "topk:0.01,q8,huffman,ef", "topk:0.01:sampled,ef",
+        "topk:0.001,q8", "topk:0.3,q8,ef", "topk:0.3,huffman,ef", "auto,ef"}) {
     const Spec spec = parse_spec(text);
     for (dcDataType_t type : {dcFloat32, dcFloat16, dcBfloat16}) {
       std::vector<float> x = make_values(Dist::normal, n, 3);

@@ -13,11 +13,26 @@
 namespace dc::compression::test {
 namespace {
 
-const char* const kSpecs[] = {
-    "q8", "q8:stochastic", "q8,huffman", "q8:stochastic:64,huffman", "q8,ef", "q8,huffman,ef:0.9",
-    "topk:0.01", "topk:0.01,q8", "topk:0.01,huffman", "topk:0.01,q8,huffman", "topk:0.001,q8,huffman,ef",
-    "topk:0.01:sampled,q8,huffman,ef", "topk:0.01:sampled,q8:stochastic,huffman", "topk:0.3,q8,huffman",
-    "topk:0.3", "topk:1,q8", "auto", "auto,ef:0.5", "q8,chunk:4096", "topk:0.05,q8,huffman,chunk:4096"};
+const char* const kSpecs[] = {"q8",
+                              "q8:stochastic",
+                              "q8,huffman",
+                              "q8:stochastic:64,huffman",
+                              "q8,ef",
+                              "q8,huffman,ef:0.9",
+                              "topk:0.01",
+                              "topk:0.01,q8",
+                              "topk:0.01,huffman",
+                              "topk:0.01,q8,huffman",
+                              "topk:0.001,q8,huffman,ef",
+                              "topk:0.01:sampled,q8,huffman,ef",
+                              "topk:0.01:sampled,q8:stochastic,huffman",
+                              "topk:0.3,q8,huffman",
+                              "topk:0.3",
+                              "topk:1,q8",
+                              "auto",
+                              "auto,ef:0.5",
+                              "q8,chunk:4096",
+                              "topk:0.05,q8,huffman,chunk:4096"};
 const dcDataType_t kTypes[] = {dcFloat32, dcFloat16, dcBfloat16};
 const size_t kCounts[] = {0, 1, 1000, 65536 + 17, 300000};
 

@@ -1,8 +1,8 @@
 // The spec grammar: what each item sets, the canonical text, and the errors for bad specs.
 #include <gtest/gtest.h>
 
-#include "compression/form/spec.h"
 #include "base/error.h"
+#include "compression/form/spec.h"
 
 namespace dc::compression::test {
 namespace {
@@ -37,9 +37,9 @@ TEST(Spec, ItemsSetTheirFields) {
 }
 
 TEST(Spec, CanonicalTextParsesBack) {
-  for (const char* text : {"topk:0.001,q8,huffman,ef:0.9", "q8,ef", "q8:stochastic", "auto", "auto:0.01,ef",
-                           "topk:0.5:sampled", "topk:1,huffman", "q8:stochastic:64,huffman,chunk:1048576",
-                           "auto,q8:stochastic,ef:0.5"}) {
+  for (const char* text :
+       {"topk:0.001,q8,huffman,ef:0.9", "q8,ef", "q8:stochastic", "auto", "auto:0.01,ef", "topk:0.5:sampled",
+        "topk:1,huffman", "q8:stochastic:64,huffman,chunk:1048576", "auto,q8:stochastic,ef:0.5"}) {
     const Spec s = parse_spec(text);
     EXPECT_EQ(parse_spec(s.to_string()), s) << text << " -> " << s.to_string();
   }

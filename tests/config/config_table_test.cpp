@@ -20,17 +20,32 @@ namespace dc::config {
 namespace {
 
 // Settings of the tests' own, named so that no real variable is touched.
-constexpr Setting kCount{.name = "DEEPCOMM_TEST_COUNT", .type = Type::Integer, .default_text = "8",
-                         .min = -4, .max = 1000, .doc = "test"};
-constexpr Setting kBig{.name = "DEEPCOMM_TEST_BIG", .type = Type::Integer, .default_text = "300",
-                       .min = 0, .max = int64_t{1} << 40, .doc = "test"};
-constexpr Setting kLenient{.name = "DEEPCOMM_TEST_LENIENT", .type = Type::Integer, .default_text = "computed",
-                           .computed_default = true, .min = 1, .max = 64, .on_bad = OnBad::Warn, .doc = "test"};
+constexpr Setting kCount{
+    .name = "DEEPCOMM_TEST_COUNT", .type = Type::Integer, .default_text = "8", .min = -4, .max = 1000, .doc = "test"};
+constexpr Setting kBig{.name = "DEEPCOMM_TEST_BIG",
+                       .type = Type::Integer,
+                       .default_text = "300",
+                       .min = 0,
+                       .max = int64_t{1} << 40,
+                       .doc = "test"};
+constexpr Setting kLenient{.name = "DEEPCOMM_TEST_LENIENT",
+                           .type = Type::Integer,
+                           .default_text = "computed",
+                           .computed_default = true,
+                           .min = 1,
+                           .max = 64,
+                           .on_bad = OnBad::Warn,
+                           .doc = "test"};
 constexpr Setting kSwitch{.name = "DEEPCOMM_TEST_SWITCH", .type = Type::Flag, .default_text = "1", .doc = "test"};
-constexpr Setting kMode{.name = "DEEPCOMM_TEST_MODE", .type = Type::Choice, .default_text = "b",
-                        .choices = "a|b|c-d", .doc = "test"};
-constexpr Setting kLevel{.name = "DEEPCOMM_TEST_LEVEL", .type = Type::Choice, .default_text = "WARN",
-                         .choices = "NONE|WARN|INFO", .any_case = true, .on_bad = OnBad::Warn, .doc = "test"};
+constexpr Setting kMode{
+    .name = "DEEPCOMM_TEST_MODE", .type = Type::Choice, .default_text = "b", .choices = "a|b|c-d", .doc = "test"};
+constexpr Setting kLevel{.name = "DEEPCOMM_TEST_LEVEL",
+                         .type = Type::Choice,
+                         .default_text = "WARN",
+                         .choices = "NONE|WARN|INFO",
+                         .any_case = true,
+                         .on_bad = OnBad::Warn,
+                         .doc = "test"};
 constexpr Setting kWords{.name = "DEEPCOMM_TEST_WORDS", .doc = "test"};
 constexpr Setting kKey{.name = "DEEPCOMM_TEST_KEY", .doc = "test", .secret = true};
 
@@ -93,8 +108,8 @@ TEST(ConfigTable, ChoicesMatchWordsByPosition) {
 
 TEST(ConfigTable, UnsetAndEmptyMeanTheDefault) {
   for (const char* value : {static_cast<const char*>(nullptr), ""}) {
-    ScopedEnv count("DEEPCOMM_TEST_COUNT", value), sw("DEEPCOMM_TEST_SWITCH", value),
-        mode("DEEPCOMM_TEST_MODE", value), words("DEEPCOMM_TEST_WORDS", value);
+    ScopedEnv count("DEEPCOMM_TEST_COUNT", value), sw("DEEPCOMM_TEST_SWITCH", value), mode("DEEPCOMM_TEST_MODE", value),
+        words("DEEPCOMM_TEST_WORDS", value);
     EXPECT_FALSE(raw(kCount));
     EXPECT_EQ(integer(kCount), 8);
     EXPECT_FALSE(integer_if_set(kCount));
@@ -150,8 +165,7 @@ TEST(ConfigTable, BadValueWithWarnUsesTheDefault) {
             std::string::npos)
       << told;
   EXPECT_EQ(told.find("DEEPCOMM_TEST_LENIENT"), told.rfind("DEEPCOMM_TEST_LENIENT")) << told;
-  EXPECT_NE(told.find("DEEPCOMM_TEST_LEVEL=loud is not one of NONE, WARN, INFO (any case)"), std::string::npos)
-      << told;
+  EXPECT_NE(told.find("DEEPCOMM_TEST_LEVEL=loud is not one of NONE, WARN, INFO (any case)"), std::string::npos) << told;
 }
 
 TEST(ConfigTable, ComputedDefaultHasNoValueToReturn) {

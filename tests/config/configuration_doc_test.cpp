@@ -85,7 +85,7 @@ std::map<std::string, DocRow> documented_settings(const std::string& path) {
 }
 
 std::vector<const Setting*> every_declared_setting() {
-  register_settings();  // every room up to src/core
+  register_settings();                             // every room up to src/core
   Registry::instance().add(settings::kNcclTable);  // and the NCCL library's
   return Registry::instance().all();
 }

@@ -20,8 +20,8 @@ TEST(ConfigTable, OnlyTheHelperReadsSettingsFromTheEnvironment) {
     // Every folder of library or tool code, new rooms included; not the tests' and benchmarks'
     // own variables, nor build trees inside the source tree.
     const std::string name = top.path().filename().string();
-    if (!top.is_directory() || name[0] == '.' || name.rfind("build", 0) == 0 || name == "tests" ||
-        name == "bench" || name == "examples" || name == "docs" || name == "python" || name == "cmake")
+    if (!top.is_directory() || name[0] == '.' || name.rfind("build", 0) == 0 || name == "tests" || name == "bench" ||
+        name == "examples" || name == "docs" || name == "python" || name == "cmake")
       continue;
     for (const auto& entry : fs::recursive_directory_iterator(top.path())) {
       const std::string ext = entry.path().extension().string();

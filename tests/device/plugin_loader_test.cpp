@@ -47,7 +47,8 @@ TEST(PluginLoader, LoadsAPluginAndRunsStepsThroughIt) {
   };
   std::vector<float> c(1000, 0.f);
   ASSERT_FALSE(queue.post(LocalStep::copy(c.data(), a.data(), 4000), Stream{3}, Completion{record, &order, 1}).done);
-  ASSERT_FALSE(queue.post(LocalStep::finalize_avg(dcFloat32, c.data(), 1000, 2), Stream{3}, Completion{record, &order, 2}).done);
+  ASSERT_FALSE(
+      queue.post(LocalStep::finalize_avg(dcFloat32, c.data(), 1000, 2), Stream{3}, Completion{record, &order, 2}).done);
   pollfd fd{queue.completion_fd(), POLLIN, 0};
   ASSERT_EQ(::poll(&fd, 1, 5000), 1) << "the plugin's descriptor never became readable";
   EXPECT_TRUE(queue.has_completions());

@@ -94,9 +94,15 @@ int32_t poll(void* queue, dcDeviceCompletion_t* out, int32_t max) {
 
 int32_t completion_fd(void* queue) { return static_cast<Queue*>(queue)->fd; }
 
-const dcDevicePlugin_v1_t kPlugin = {TEST_PLUGIN_ABI_VERSION, sizeof(dcDevicePlugin_v1_t), "cpu-test",
-                                     DEEPCOMM_DEVICE_PLUGIN_ENDS_ELEMENT_STEPS_AT_POST, create, destroy, post,
-                                     poll, completion_fd};
+const dcDevicePlugin_v1_t kPlugin = {TEST_PLUGIN_ABI_VERSION,
+                                     sizeof(dcDevicePlugin_v1_t),
+                                     "cpu-test",
+                                     DEEPCOMM_DEVICE_PLUGIN_ENDS_ELEMENT_STEPS_AT_POST,
+                                     create,
+                                     destroy,
+                                     post,
+                                     poll,
+                                     completion_fd};
 
 }  // namespace
 

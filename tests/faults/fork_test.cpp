@@ -19,8 +19,8 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 
-#include "deepcomm/deepcomm.h"
 #include "base/fork_park.h"
+#include "deepcomm/deepcomm.h"
 #include "device/cpu_queue.h"
 #include "src/exec/codec_pool.h"
 #include "src/exec/engine.h"
@@ -162,7 +162,8 @@ TEST(Fork, ChildUsesDeepCommAfterTheParentDid) {
   if (pid == 0) {
     dcUniqueId child_id;
     dcComm_t child = nullptr;
-    if (dcGetUniqueId(&child_id) != dcSuccess || dcCommInitRank(&child, 1, &child_id, 0, nullptr) != dcSuccess) _exit(2);
+    if (dcGetUniqueId(&child_id) != dcSuccess || dcCommInitRank(&child, 1, &child_id, 0, nullptr) != dcSuccess)
+      _exit(2);
     float in = 3.0f, out = 0.0f;
     if (dcAllReduce(&in, &out, 1, dcFloat32, dcSum, child, nullptr) != dcSuccess || out != 3.0f) _exit(3);
     _exit(dcCommDestroy(child) == dcSuccess ? 0 : 4);

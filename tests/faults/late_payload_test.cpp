@@ -11,19 +11,19 @@
 // reads the stopped sender's memory (the receive completes).
 #include <gtest/gtest.h>
 
-#include <signal.h>
 #include <dirent.h>
-#include <netinet/in.h>
 #include <linux/tcp.h>
+#include <netinet/in.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -102,7 +102,8 @@ void expect_nothing_lands_after_return(const std::vector<std::pair<std::string, 
         // Rank 0: stop the sender once its bytes are arriving (the receive is mid-payload).
         bool stopped = false;
         std::thread stopper([&] {
-          stopped = wait_for([&] { return meeting->sender.load() != 0 && tcp_bytes_received() - before > kBytes / 64; }, 60) &&
+          stopped = wait_for([&] { return meeting->sender.load() != 0 && tcp_bytes_received() - before > kBytes / 64; },
+                             60) &&
                     kill(meeting->sender.load(), SIGSTOP) == 0;
           std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the socket drains, the read stalls
           meeting->sender_stopped = true;
@@ -120,8 +121,7 @@ void expect_nothing_lands_after_return(const std::vector<std::pair<std::string, 
         const size_t overwritten = kBytes - std::count(buffer, buffer + kBytes, kSentinel);
         dcCommAbort(comm);
         if (overwritten) {
-          fprintf(stderr, "rank 0: %zu bytes written into the buffer after the failed receive returned\n",
-                  overwritten);
+          fprintf(stderr, "rank 0: %zu bytes written into the buffer after the failed receive returned\n", overwritten);
           return 5;
         }
         return 0;

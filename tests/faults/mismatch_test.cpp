@@ -118,9 +118,8 @@ TEST_P(Mismatch, FewerCallsOnOneRankIsInvalidUsage) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, Mismatch,
-                         ::testing::Values(MismatchSetup{2, "shm"}, MismatchSetup{4, "shm"},
-                                           MismatchSetup{8, "shm"}, MismatchSetup{2, "tcp"},
-                                           MismatchSetup{4, "tcp"}, MismatchSetup{8, "tcp"},
+                         ::testing::Values(MismatchSetup{2, "shm"}, MismatchSetup{4, "shm"}, MismatchSetup{8, "shm"},
+                                           MismatchSetup{2, "tcp"}, MismatchSetup{4, "tcp"}, MismatchSetup{8, "tcp"},
                                            MismatchSetup{2, "ucx-all"}, MismatchSetup{4, "ucx-all"}),
                          [](const auto& info) {
                            return dctest::test_name(info.param.transport) + "_" + std::to_string(info.param.nranks);

@@ -103,8 +103,8 @@ TEST_P(RankDeath, SurvivorsFailFastThenShrink) {
 
 INSTANTIATE_TEST_SUITE_P(Transports, RankDeath,
                          ::testing::Values(DeathSetup{2, "shm"}, DeathSetup{4, "shm"}, DeathSetup{8, "shm"},
-                                           DeathSetup{4, "shm", false}, DeathSetup{2, "tcp"}, DeathSetup{4, "tcp"}, DeathSetup{8, "tcp"},
-                                           DeathSetup{2, "ucx-all"}, DeathSetup{4, "ucx-all"}),
+                                           DeathSetup{4, "shm", false}, DeathSetup{2, "tcp"}, DeathSetup{4, "tcp"},
+                                           DeathSetup{8, "tcp"}, DeathSetup{2, "ucx-all"}, DeathSetup{4, "ucx-all"}),
                          [](const auto& info) {
                            return dctest::test_name(info.param.transport) + (info.param.flat ? "_" : "_engine_") +
                                   std::to_string(info.param.nranks);

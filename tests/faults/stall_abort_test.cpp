@@ -37,8 +37,8 @@ std::string name_of(const ::testing::TestParamInfo<FaultSetup>& info) {
 }
 
 const auto kSetups = ::testing::Values(FaultSetup{2, "shm"}, FaultSetup{4, "shm"}, FaultSetup{8, "shm"},
-                                       FaultSetup{4, "shm", false}, FaultSetup{2, "tcp"}, FaultSetup{4, "tcp"}, FaultSetup{8, "tcp"},
-                                       FaultSetup{2, "ucx-all"}, FaultSetup{4, "ucx-all"});
+                                       FaultSetup{4, "shm", false}, FaultSetup{2, "tcp"}, FaultSetup{4, "tcp"},
+                                       FaultSetup{8, "tcp"}, FaultSetup{2, "ucx-all"}, FaultSetup{4, "ucx-all"});
 
 // Failures name the setting, not its bytes.
 void PrintTo(const FaultSetup& s, std::ostream* os) {

@@ -44,8 +44,8 @@ void expect_narrows_like_reference(const Conversion& c, float f) {
   if (std::isnan(f)) {
     EXPECT_TRUE(c.ref.is_nan(got)) << c.name << " NaN -> " << got;
   } else {
-    EXPECT_EQ(got, c.ref.round(f)) << c.name << " " << f << " (bits 0x" << std::hex
-                                   << std::bit_cast<uint32_t>(f) << ")";
+    EXPECT_EQ(got, c.ref.round(f)) << c.name << " " << f << " (bits 0x" << std::hex << std::bit_cast<uint32_t>(f)
+                                   << ")";
   }
 }
 
@@ -102,8 +102,8 @@ TEST(KernelConvert, NarrowOverflowInfinityAndNan) {
     const float max = float(c.ref.max_finite());
     const double ulp = c.ref.max_finite() - c.ref.finite_values()[c.ref.max_finite_code() - 1];
     const float tie = float(c.ref.max_finite() + ulp / 2);
-    for (float f : {max, std::nextafter(max, INFINITY), std::nextafter(tie, 0.0f), tie,
-                    std::nextafter(tie, INFINITY), 2 * max, FLT_MAX, INFINITY, NAN}) {
+    for (float f : {max, std::nextafter(max, INFINITY), std::nextafter(tie, 0.0f), tie, std::nextafter(tie, INFINITY),
+                    2 * max, FLT_MAX, INFINITY, NAN}) {
       expect_narrows_like_reference(c, f);
       expect_narrows_like_reference(c, -f);
     }

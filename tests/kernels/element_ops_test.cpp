@@ -26,8 +26,7 @@ struct Loops {
 };
 
 std::vector<Loops> loop_sets() {
-  std::vector<Loops> sets = {{"baseline", baseline::reduce, baseline::finalize_avg,
-                              baseline::premultiply}};
+  std::vector<Loops> sets = {{"baseline", baseline::reduce, baseline::finalize_avg, baseline::premultiply}};
 #if defined(DEEPCOMM_KERNELS_AVX2)
   if (cpu_supports_avx2()) {
     sets.push_back({"avx2", avx2::reduce, avx2::finalize_avg, avx2::premultiply});
@@ -50,8 +49,8 @@ std::vector<Bits> random_bits(std::mt19937_64& rng) {
 }
 
 template <class Bits>
-void expect_same_bits(const std::vector<Bits>& loop, const std::vector<Bits>& element,
-                      const std::vector<Bits>& a, const std::string& what) {
+void expect_same_bits(const std::vector<Bits>& loop, const std::vector<Bits>& element, const std::vector<Bits>& a,
+                      const std::string& what) {
   for (size_t i = 0; i < kCount; ++i) {
     if (std::memcmp(&loop[i], &element[i], sizeof(Bits)) != 0) {
       uint64_t l = 0, e = 0, x = 0;
@@ -72,8 +71,7 @@ void check_reduce(const Loops& loops, dcDataType_t dt, dcRedOp_t op, std::mt1993
   std::vector<Bits> loop(kCount), element(kCount);
   loops.reduce(dt, op, loop.data(), a.data(), b.data(), kCount);
   for (size_t i = 0; i < kCount; ++i) element[i] = reduce_element<Fmt, Op>(a[i], b[i]);
-  expect_same_bits(loop, element, a,
-                   loops.name + " " + datatype_name(dt) + " " + redop_name(op));
+  expect_same_bits(loop, element, a, loops.name + " " + datatype_name(dt) + " " + redop_name(op));
 }
 
 template <class Fmt>
@@ -89,8 +87,7 @@ void check_format(const Loops& loops, dcDataType_t dt) {
     std::vector<Bits> loop = v, element(kCount);
     loops.finalize_avg(dt, loop.data(), kCount, nranks);
     for (size_t i = 0; i < kCount; ++i) element[i] = avg_element<Fmt>(v[i], nranks);
-    expect_same_bits(loop, element, v,
-                     loops.name + " " + datatype_name(dt) + " avg/" + std::to_string(nranks));
+    expect_same_bits(loop, element, v, loops.name + " " + datatype_name(dt) + " avg/" + std::to_string(nranks));
   }
   for (int k = 0; k < 4; ++k) {
     const std::vector<Bits> v = random_bits<Bits>(rng);

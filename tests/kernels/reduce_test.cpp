@@ -33,12 +33,10 @@ void PrintTo(const KernelSet& k, std::ostream* os) { *os << k.name; }
 std::vector<KernelSet> kernel_sets() {
   std::vector<KernelSet> sets = {
       {"dispatch", dc::reduce, dc::finalize_avg, dc::premultiply},
-      {"baseline", kernels::baseline::reduce, kernels::baseline::finalize_avg,
-       kernels::baseline::premultiply}};
+      {"baseline", kernels::baseline::reduce, kernels::baseline::finalize_avg, kernels::baseline::premultiply}};
 #if defined(DEEPCOMM_KERNELS_AVX2)
   if (kernels::cpu_supports_avx2()) {
-    sets.push_back(
-        {"avx2", kernels::avx2::reduce, kernels::avx2::finalize_avg, kernels::avx2::premultiply});
+    sets.push_back({"avx2", kernels::avx2::reduce, kernels::avx2::finalize_avg, kernels::avx2::premultiply});
   }
 #endif
   return sets;
@@ -119,9 +117,7 @@ class Buffer {
     std::memcpy(&v, bytes_.data() + (offset_ + i) * t_.size, t_.size);  // little endian
     return v;
   }
-  void set(size_t i, uint64_t v) {
-    std::memcpy(bytes_.data() + (offset_ + i) * t_.size, &v, t_.size);
-  }
+  void set(size_t i, uint64_t v) { std::memcpy(bytes_.data() + (offset_ + i) * t_.size, &v, t_.size); }
 
  private:
   const TypeModel& t_;
@@ -193,18 +189,15 @@ TEST_P(KernelReduce, EveryTypeOpCountAndLayoutMatchesReference) {
             a.set(i, av[i] = random_element(t, rng));
             b.set(i, bv[i] = random_element(t, rng));
           }
-          void* dst = layout == Layout::DstIsA ? a.data()
-                      : layout == Layout::DstIsB ? b.data()
-                                                 : out.data();
+          void* dst = layout == Layout::DstIsA ? a.data() : layout == Layout::DstIsB ? b.data() : out.data();
           k.reduce(t.dt, op, dst, a.data(), b.data(), count);
           const Buffer& result = layout == Layout::DstIsA ? a : layout == Layout::DstIsB ? b : out;
           for (size_t i = 0; i < count; ++i) {
-            const std::string where = std::string(datatype_name(t.dt)) + " " + redop_name(op) +
-                                      " count " + std::to_string(count) + " " +
-                                      layout_name(layout) + " element " + std::to_string(i);
+            const std::string where = std::string(datatype_name(t.dt)) + " " + redop_name(op) + " count " +
+                                      std::to_string(count) + " " + layout_name(layout) + " element " +
+                                      std::to_string(i);
             const uint64_t int_expected = t.is_int() ? reference_int_op(t, op, av[i], bv[i]) : 0;
-            const double exact =
-                t.is_int() ? 0.0 : reference_float_op(op, t.as_double(av[i]), t.as_double(bv[i]));
+            const double exact = t.is_int() ? 0.0 : reference_float_op(op, t.as_double(av[i]), t.as_double(bv[i]));
             expect_element(t, result.get(i), int_expected, exact, where);
           }
         }
@@ -228,19 +221,17 @@ TEST_P(KernelReduce, AvgDividesOnceAndTruncatesIntegers) {
       k.reduce(t.dt, dcAvg, a.data(), a.data(), b.data(), count);
       k.finalize_avg(t.dt, a.data(), count, nranks);
       for (size_t i = 0; i < count; ++i) {
-        const std::string where = std::string(datatype_name(t.dt)) + " nranks " +
-                                  std::to_string(nranks) + " element " + std::to_string(i);
+        const std::string where =
+            std::string(datatype_name(t.dt)) + " nranks " + std::to_string(nranks) + " element " + std::to_string(i);
         if (t.is_int()) {
           const uint64_t sum = reference_int_op(t, dcSum, av[i], bv[i]);
-          const uint64_t expected = t.kind == Kind::Signed
-                                        ? uint64_t(t.as_signed(sum) / nranks) & t.mask()
-                                        : sum / uint64_t(nranks);
+          const uint64_t expected =
+              t.kind == Kind::Signed ? uint64_t(t.as_signed(sum) / nranks) & t.mask() : sum / uint64_t(nranks);
           ASSERT_EQ(a.get(i), expected) << where;
         } else {
           // The sum is stored in the type first, then divided in the working precision.
           const double exact_sum = t.as_double(av[i]) + t.as_double(bv[i]);
-          const double exact =
-              std::isnan(exact_sum) ? NAN : t.as_double(t.expected_bits(exact_sum)) / nranks;
+          const double exact = std::isnan(exact_sum) ? NAN : t.as_double(t.expected_bits(exact_sum)) / nranks;
           expect_element(t, a.get(i), 0, exact, where);
         }
       }
@@ -322,8 +313,8 @@ TEST_P(KernelReduce, PremultiplyEveryType) {
         Buffer& result = in_place ? src : out;
         k.premultiply(t.dt, result.data(), src.data(), count, scalar_buf.data());
         for (size_t i = 0; i < count; ++i) {
-          const std::string where = std::string(datatype_name(t.dt)) + " count " +
-                                    std::to_string(count) + " element " + std::to_string(i);
+          const std::string where =
+              std::string(datatype_name(t.dt)) + " count " + std::to_string(count) + " element " + std::to_string(i);
           const uint64_t int_expected = t.is_int() ? (sv[i] * scalar) & t.mask() : 0;
           const double exact = t.is_int() ? 0.0 : t.as_double(sv[i]) * t.as_double(scalar);
           expect_element(t, result.get(i), int_expected, exact, where);
@@ -362,9 +353,7 @@ TEST_P(KernelReduce, VectorConversionsCoverEveryPattern) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Isa, KernelReduce, ::testing::ValuesIn(kernel_sets()),
-                         [](const ::testing::TestParamInfo<KernelSet>& info) {
-                           return info.param.name;
-                         });
+                         [](const ::testing::TestParamInfo<KernelSet>& info) { return info.param.name; });
 
 TEST(KernelDispatch, RejectsUnknownTypeOpAndRankCount) {
   float x = 1.0f;

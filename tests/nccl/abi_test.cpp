@@ -57,29 +57,26 @@ static_assert(ncclMaxRedOp == 0x7fffffff);
 // name is exported together with its pncclX twin.
 const std::set<std::string> kExportedApi = {
     // Since 2.28 and before.
-    "ncclAllGather", "ncclAllReduce", "ncclAlltoAll", "ncclBcast", "ncclBroadcast",
-    "ncclCommAbort", "ncclCommCount", "ncclCommCuDevice", "ncclCommDeregister", "ncclCommDestroy",
-    "ncclCommFinalize", "ncclCommGetAsyncError", "ncclCommInitAll", "ncclCommInitRank",
-    "ncclCommInitRankConfig", "ncclCommInitRankScalable", "ncclCommRegister", "ncclCommRevoke",
-    "ncclCommShrink", "ncclCommSplit", "ncclCommUserRank", "ncclCommWindowDeregister",
-    "ncclCommWindowRegister", "ncclGather", "ncclGetErrorString", "ncclGetLastError",
-    "ncclGetUniqueId", "ncclGetVersion", "ncclGroupEnd", "ncclGroupSimulateEnd", "ncclGroupStart",
-    "ncclMemAlloc", "ncclMemFree", "ncclRecv", "ncclRedOpCreatePreMulSum", "ncclRedOpDestroy",
-    "ncclReduce", "ncclReduceScatter", "ncclResetDebugInit", "ncclScatter", "ncclSend",
+    "ncclAllGather", "ncclAllReduce", "ncclAlltoAll", "ncclBcast", "ncclBroadcast", "ncclCommAbort", "ncclCommCount",
+    "ncclCommCuDevice", "ncclCommDeregister", "ncclCommDestroy", "ncclCommFinalize", "ncclCommGetAsyncError",
+    "ncclCommInitAll", "ncclCommInitRank", "ncclCommInitRankConfig", "ncclCommInitRankScalable", "ncclCommRegister",
+    "ncclCommRevoke", "ncclCommShrink", "ncclCommSplit", "ncclCommUserRank", "ncclCommWindowDeregister",
+    "ncclCommWindowRegister", "ncclGather", "ncclGetErrorString", "ncclGetLastError", "ncclGetUniqueId",
+    "ncclGetVersion", "ncclGroupEnd", "ncclGroupSimulateEnd", "ncclGroupStart", "ncclMemAlloc", "ncclMemFree",
+    "ncclRecv", "ncclRedOpCreatePreMulSum", "ncclRedOpDestroy", "ncclReduce", "ncclReduceScatter", "ncclResetDebugInit",
+    "ncclScatter", "ncclSend",
     // The device API's host side, exported by NVIDIA's 2.28 already.
-    "ncclDevCommCreate", "ncclDevCommDestroy", "ncclGetLsaDevicePointer",
-    "ncclGetLsaMultimemDevicePointer", "ncclGetMultimemDevicePointer", "ncclGetPeerDevicePointer",
-    "ncclGinBarrierCreateRequirement", "ncclLLA2ACalcSlots", "ncclLLA2ACreateRequirement",
-    "ncclLsaBarrierCreateRequirement", "ncclTeamLsa", "ncclTeamRail", "ncclTeamRankToLsa",
+    "ncclDevCommCreate", "ncclDevCommDestroy", "ncclGetLsaDevicePointer", "ncclGetLsaMultimemDevicePointer",
+    "ncclGetMultimemDevicePointer", "ncclGetPeerDevicePointer", "ncclGinBarrierCreateRequirement", "ncclLLA2ACalcSlots",
+    "ncclLLA2ACreateRequirement", "ncclLsaBarrierCreateRequirement", "ncclTeamLsa", "ncclTeamRail", "ncclTeamRankToLsa",
     "ncclTeamRankToWorld", "ncclTeamWorld",
     // Added in 2.30.
-    "ncclCommGetUniqueId", "ncclCommGrow", "ncclCommMemStats", "ncclCommQueryProperties",
-    "ncclCommResume", "ncclCommSuspend", "ncclGinInboxA2ACreateRequirement",
-    "ncclGinOutboxCreateRequirement", "ncclParamBind", "ncclParamDumpAll", "ncclParamGet",
-    "ncclParamGetAllParameterKeys", "ncclParamGetI16", "ncclParamGetI32", "ncclParamGetI64",
-    "ncclParamGetI8", "ncclParamGetParameter", "ncclParamGetStr", "ncclParamGetU16",
-    "ncclParamGetU32", "ncclParamGetU64", "ncclParamGetU8", "ncclPutSignal", "ncclSignal",
-    "ncclWaitSignal", "ncclWinGetUserPtr"};
+    "ncclCommGetUniqueId", "ncclCommGrow", "ncclCommMemStats", "ncclCommQueryProperties", "ncclCommResume",
+    "ncclCommSuspend", "ncclGinInboxA2ACreateRequirement", "ncclGinOutboxCreateRequirement", "ncclParamBind",
+    "ncclParamDumpAll", "ncclParamGet", "ncclParamGetAllParameterKeys", "ncclParamGetI16", "ncclParamGetI32",
+    "ncclParamGetI64", "ncclParamGetI8", "ncclParamGetParameter", "ncclParamGetStr", "ncclParamGetU16",
+    "ncclParamGetU32", "ncclParamGetU64", "ncclParamGetU8", "ncclPutSignal", "ncclSignal", "ncclWaitSignal",
+    "ncclWinGetUserPtr"};
 
 TEST(NcclAbi, CHeaderHasTheSameConfigSize) {
   EXPECT_EQ(our_c_config_size(), sizeof(ncclConfig_t));
@@ -92,9 +89,8 @@ TEST(NcclAbi, CHeaderHasTheSameConfigSize) {
 // mangled types of the functions that take a config), and ncclNumResults (ncclTimeout was added).
 bool changed_by_230(const std::string& name, const std::string& ours, const std::string& vendor) {
   static const std::set<std::string> kChanged = {
-      "NCCL_MINOR",   "NCCL_PATCH",     "NCCL_VERSION_CODE",    "sizeof(ncclConfig_t)",
-      "config.size",  "config.version", "sim_info.version",     "ncclNumResults",
-      "typeid(ncclConfig_t).name()"};
+      "NCCL_MINOR",     "NCCL_PATCH",       "NCCL_VERSION_CODE", "sizeof(ncclConfig_t)",       "config.size",
+      "config.version", "sim_info.version", "ncclNumResults",    "typeid(ncclConfig_t).name()"};
   if (kChanged.count(name) != 0) return true;
   std::string renamed = ours;
   const std::string tag230 = "ncclConfig_v23000", tag228 = "ncclConfig_v22800";
@@ -148,8 +144,7 @@ TEST(NcclAbi, SonameIsLibnccl2) {
   EXPECT_EQ(path.substr(path.rfind('/') + 1), "libnccl.so.2");
   const CommandResult readelf = run("readelf -d '" + path + "'");
   ASSERT_EQ(readelf.status, 0) << readelf.output;
-  EXPECT_NE(readelf.output.find("Library soname: [libnccl.so.2]"), std::string::npos)
-      << readelf.output;
+  EXPECT_NE(readelf.output.find("Library soname: [libnccl.so.2]"), std::string::npos) << readelf.output;
 }
 
 }  // namespace

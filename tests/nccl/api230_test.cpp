@@ -15,53 +15,39 @@
 
 #include "deepcomm/deepcomm.h"
 #include "deepcomm/nccl.h"
+#include "tests/nccl/refusal.h"
 
 namespace {
 
 constexpr int kRanks = 2;
 
-struct Refusal {
-  ncclResult_t result;
-  std::string message;
-};
+using dctest::call_on_fresh_thread;
+using dctest::Refusal;
 
-// On a fresh thread, whose last-error message starts empty.
-Refusal call_on_fresh_thread(const std::function<ncclResult_t()>& call) {
-  Refusal refusal{ncclSuccess, ""};
-  std::thread([&] {
-    refusal.result = call();
-    refusal.message = ncclGetLastError(nullptr);
-  }).join();
-  return refusal;
-}
+const std::string kVersion = std::to_string(DEEPCOMM_VERSION_MAJOR) + "." + std::to_string(DEEPCOMM_VERSION_MINOR) +
+                             "." + std::to_string(DEEPCOMM_VERSION_PATCH);
 
-const std::string kVersion = std::to_string(DEEPCOMM_VERSION_MAJOR) + "." +
-                             std::to_string(DEEPCOMM_VERSION_MINOR) + "." +
-                             std::to_string(DEEPCOMM_VERSION_PATCH);
-
-#define EXPECT_REFUSED(call, code)                                          \
-  do {                                                                      \
+#define EXPECT_REFUSED(call, code)                                         \
+  do {                                                                     \
     const Refusal refusal_ = call_on_fresh_thread([&] { return (call); }); \
-    EXPECT_EQ(refusal_.result, code) << #call;                              \
-    EXPECT_NE(refusal_.message, "") << #call;                               \
+    EXPECT_EQ(refusal_.result, code) << #call;                             \
+    EXPECT_NE(refusal_.message, "") << #call;                              \
   } while (0)
 
-#define EXPECT_NOT_IMPLEMENTED(call, function)                                              \
-  do {                                                                                      \
-    const Refusal refusal_ = call_on_fresh_thread([&] { return (call); });                 \
-    EXPECT_EQ(refusal_.result, ncclInvalidUsage) << #call;                                  \
-    EXPECT_NE(refusal_.message.find(std::string(function) +                                 \
-                                    " is not implemented yet in DeepComm " + kVersion),     \
-              std::string::npos)                                                            \
-        << refusal_.message;                                                                \
+#define EXPECT_NOT_IMPLEMENTED(call, function)                                                                  \
+  do {                                                                                                          \
+    const Refusal refusal_ = call_on_fresh_thread([&] { return (call); });                                      \
+    EXPECT_EQ(refusal_.result, ncclInvalidUsage) << #call;                                                      \
+    EXPECT_NE(refusal_.message.find(std::string(function) + " is not implemented yet in DeepComm " + kVersion), \
+              std::string::npos)                                                                                \
+        << refusal_.message;                                                                                    \
   } while (0)
 
-#define EXPECT_NO_DEVICE_API(call)                                                         \
-  do {                                                                                     \
-    const Refusal refusal_ = call_on_fresh_thread([&] { return (call); });                \
-    EXPECT_EQ(refusal_.result, ncclInvalidUsage) << #call;                                 \
-    EXPECT_NE(refusal_.message.find("has no device-initiated API yet"), std::string::npos) \
-        << refusal_.message;                                                               \
+#define EXPECT_NO_DEVICE_API(call)                                                                              \
+  do {                                                                                                          \
+    const Refusal refusal_ = call_on_fresh_thread([&] { return (call); });                                      \
+    EXPECT_EQ(refusal_.result, ncclInvalidUsage) << #call;                                                      \
+    EXPECT_NE(refusal_.message.find("has no device-initiated API yet"), std::string::npos) << refusal_.message; \
   } while (0)
 
 // Two ranks as threads of this process.
@@ -79,8 +65,7 @@ class Nccl230 : public ::testing::Test {
 // NVIDIA's nccl_device/impl/core__funcs.h: the rail team is the outer factor of the world by the
 // LSA team's size.
 ncclTeam_t outer_factor(ncclTeam_t parent, int inner_size) {
-  return ncclTeam_t{parent.nRanks / inner_size, parent.rank / inner_size,
-                    parent.stride * inner_size};
+  return ncclTeam_t{parent.nRanks / inner_size, parent.rank / inner_size, parent.stride * inner_size};
 }
 
 void expect_team(ncclTeam_t team, int nranks, int rank, int stride) {
@@ -208,8 +193,7 @@ TEST_F(Nccl230, DeviceCommunicatorsAreNotAvailable) {
   EXPECT_NO_DEVICE_API(ncclDevCommDestroy(comms_[0], out));
   ncclGinBarrierHandle_t gin_handle{};
   ncclDevResourceRequirements_t req{};
-  EXPECT_NO_DEVICE_API(
-      ncclGinBarrierCreateRequirement(comms_[0], ncclTeamWorld(comms_[0]), 1, &gin_handle, &req));
+  EXPECT_NO_DEVICE_API(ncclGinBarrierCreateRequirement(comms_[0], ncclTeamWorld(comms_[0]), 1, &gin_handle, &req));
   EXPECT_REFUSED(ncclDevCommCreate(comms_[0], nullptr, out), ncclInvalidArgument);
   EXPECT_REFUSED(ncclDevCommCreate(nullptr, &reqs, out), ncclInvalidArgument);
 }
@@ -219,8 +203,7 @@ TEST_F(Nccl230, DeviceCommunicatorsAreNotAvailable) {
 TEST_F(Nccl230, WindowPointersReachTheRanksOwnBufferOnly) {
   std::vector<char> buffer(4096);
   ncclWindow_t win = nullptr;
-  ASSERT_EQ(ncclCommWindowRegister(comms_[1], buffer.data(), buffer.size(), &win, NCCL_WIN_DEFAULT),
-            ncclSuccess)
+  ASSERT_EQ(ncclCommWindowRegister(comms_[1], buffer.data(), buffer.size(), &win, NCCL_WIN_DEFAULT), ncclSuccess)
       << ncclGetLastError(nullptr);
   void* pointer = nullptr;
   ASSERT_EQ(ncclGetPeerDevicePointer(win, 16, 1, &pointer), ncclSuccess) << ncclGetLastError(nullptr);
@@ -251,8 +234,7 @@ TEST(Nccl230Library, WindowsGoWithTheirCommunicator) {
   ASSERT_EQ(ncclCommInitAll(&comm, 1, nullptr), ncclSuccess) << ncclGetLastError(nullptr);
   std::vector<char> buffer(256);
   ncclWindow_t win = nullptr;
-  ASSERT_EQ(ncclCommWindowRegister(comm, buffer.data(), buffer.size(), &win, NCCL_WIN_DEFAULT),
-            ncclSuccess);
+  ASSERT_EQ(ncclCommWindowRegister(comm, buffer.data(), buffer.size(), &win, NCCL_WIN_DEFAULT), ncclSuccess);
   void* user = nullptr;
   ASSERT_EQ(ncclWinGetUserPtr(comm, win, &user), ncclSuccess);
   EXPECT_EQ(user, buffer.data());
@@ -287,8 +269,7 @@ TEST_F(Nccl230, SuspendFunctionsCheckArguments) {
   EXPECT_REFUSED(ncclCommSuspend(comms_[0], 0x10), ncclInvalidArgument);
   EXPECT_REFUSED(ncclCommSuspend(nullptr, NCCL_SUSPEND_MEM), ncclInvalidArgument);
   EXPECT_REFUSED(ncclCommResume(nullptr), ncclInvalidArgument);
-  EXPECT_REFUSED(ncclCommMemStats(comms_[0], static_cast<ncclCommMemStat_t>(4), &value),
-                 ncclInvalidArgument);
+  EXPECT_REFUSED(ncclCommMemStats(comms_[0], static_cast<ncclCommMemStat_t>(4), &value), ncclInvalidArgument);
   EXPECT_REFUSED(ncclCommMemStats(comms_[0], ncclStatGpuMemTotal, nullptr), ncclInvalidArgument);
   EXPECT_EQ(value, 99u);
   // Without NCCL_SUSPEND_MEM there is nothing to suspend: the communicator stays usable.
@@ -301,8 +282,7 @@ TEST_F(Nccl230, SuspendFunctionsCheckArguments) {
 TEST_F(Nccl230, OneSidedFunctionsCheckArgumentsThenRefuse) {
   std::vector<float> buffer(16, 1.0f);
   ncclWindow_t win = nullptr;
-  ASSERT_EQ(ncclCommWindowRegister(comms_[1], buffer.data(), buffer.size() * sizeof(float), &win,
-                                   NCCL_WIN_DEFAULT),
+  ASSERT_EQ(ncclCommWindowRegister(comms_[1], buffer.data(), buffer.size() * sizeof(float), &win, NCCL_WIN_DEFAULT),
             ncclSuccess);
   void* user = nullptr;
   ASSERT_EQ(ncclWinGetUserPtr(comms_[1], win, &user), ncclSuccess) << ncclGetLastError(nullptr);
@@ -317,8 +297,7 @@ TEST_F(Nccl230, OneSidedFunctionsCheckArgumentsThenRefuse) {
 
   EXPECT_REFUSED(ncclPutSignal(buffer.data(), 4, ncclFloat, kRanks, win, 0, 0, 0, 0, comms_[0], nullptr),
                  ncclInvalidArgument);
-  EXPECT_REFUSED(ncclPutSignal(nullptr, 4, ncclFloat, 1, win, 0, 0, 0, 0, comms_[0], nullptr),
-                 ncclInvalidArgument);
+  EXPECT_REFUSED(ncclPutSignal(nullptr, 4, ncclFloat, 1, win, 0, 0, 0, 0, comms_[0], nullptr), ncclInvalidArgument);
   EXPECT_REFUSED(ncclPutSignal(buffer.data(), 4, ncclNumTypes, 1, win, 0, 0, 0, 0, comms_[0], nullptr),
                  ncclInvalidArgument);
   EXPECT_REFUSED(ncclPutSignal(buffer.data(), 4, ncclFloat, 1, nullptr, 0, 0, 0, 0, comms_[0], nullptr),

@@ -23,12 +23,11 @@ inline std::string text(const void* pointer) { return pointer == nullptr ? "NULL
 
 #define LAYOUT_ENTRY(expr) entries.emplace_back(#expr, layout_detail::text(expr));
 // Mangled type names spell out return and parameter types, so equal names mean equal signatures.
-#define LAYOUT_FUNCTION(function)                                                    \
-  entries.emplace_back("type of " #function, typeid(decltype(function)).name());    \
+#define LAYOUT_FUNCTION(function)                                                \
+  entries.emplace_back("type of " #function, typeid(decltype(function)).name()); \
   entries.emplace_back("type of p" #function, typeid(decltype(p##function)).name());
 // Device-API host functions: no pncclX declared.
-#define LAYOUT_HOST_FUNCTION(function) \
-  entries.emplace_back("type of " #function, typeid(decltype(function)).name());
+#define LAYOUT_HOST_FUNCTION(function) entries.emplace_back("type of " #function, typeid(decltype(function)).name());
 // NVIDIA's C++ headers overload the team functions with device variants, so the host one is
 // picked by its type: the entry is the same string in both, and the check is that it compiles.
 #define LAYOUT_OVERLOADED_HOST_FUNCTION(function, type) \

@@ -27,8 +27,7 @@ inline CommandResult run(const std::string& command) {
 
 // Defined dynamic symbols of the library: name -> address. *ok is false when nm failed (the
 // output is then in *error).
-inline std::map<std::string, std::string> exported_symbols(const std::string& library, bool* ok,
-                                                           std::string* error) {
+inline std::map<std::string, std::string> exported_symbols(const std::string& library, bool* ok, std::string* error) {
   std::map<std::string, std::string> address_of;
   const CommandResult nm = run("nm -D --defined-only '" + library + "'");
   *ok = nm.status == 0;

@@ -66,8 +66,7 @@ TEST(ParamApi, KeysListEverySettingOnce) {
   for (const char* expected : {"NCCL_DEBUG", "NCCL_COMM_BLOCKING", "NCCL_SOCKET_IFNAME", "DEEPCOMM_BOOTSTRAP_TIMEOUT",
                                "DEEPCOMM_TRANSPORT", "DEEPCOMM_TIMEOUT", "DEEPCOMM_SECRET"})
     EXPECT_EQ(keys.count(expected), 1u) << expected;
-  for (const std::string& key : keys)
-    EXPECT_TRUE(key.rfind("NCCL_", 0) == 0 || key.rfind("DEEPCOMM_", 0) == 0) << key;
+  for (const std::string& key : keys) EXPECT_TRUE(key.rfind("NCCL_", 0) == 0 || key.rfind("DEEPCOMM_", 0) == 0) << key;
 }
 
 TEST(ParamApi, TypedGettersReadTheEnvironmentWithinTheirRange) {

@@ -61,7 +61,8 @@ std::string run_ranks(const Env& env, const std::function<int(int rank)>& body, 
     }
     if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
       errors += "rank " + std::to_string(r) + " exited " + std::to_string(WEXITSTATUS(status)) + "; ";
-    if (WIFSIGNALED(status)) errors += "rank " + std::to_string(r) + " died of signal " + std::to_string(WTERMSIG(status)) + "; ";
+    if (WIFSIGNALED(status))
+      errors += "rank " + std::to_string(r) + " died of signal " + std::to_string(WTERMSIG(status)) + "; ";
   }
   return errors;
 }
@@ -78,8 +79,8 @@ bool read_stats(ncclComm_t comm, Stats* s) {
 }
 
 std::string describe(const Stats& s) {
-  return "releasable " + std::to_string(s.releasable) + " suspended " + std::to_string(s.suspended) +
-         " persistent " + std::to_string(s.persistent) + " total " + std::to_string(s.total);
+  return "releasable " + std::to_string(s.releasable) + " suspended " + std::to_string(s.suspended) + " persistent " +
+         std::to_string(s.persistent) + " total " + std::to_string(s.total);
 }
 
 // Prints why and returns false (the rank then exits nonzero).
@@ -185,7 +186,9 @@ void run_suspend_resume(const Env& env, Persist expect) {
   ncclUniqueId ids[2];
   ASSERT_EQ(ncclGetUniqueId(&ids[0]), ncclSuccess);
   ASSERT_EQ(ncclGetUniqueId(&ids[1]), ncclSuccess);
-  EXPECT_EQ(run_ranks(env, [&](int rank) { return suspend_resume_rank(rank, ids, expect); }, 240), "");
+  EXPECT_EQ(run_ranks(
+                env, [&](int rank) { return suspend_resume_rank(rank, ids, expect); }, 240),
+            "");
 }
 
 TEST(NcclSuspend, SharedMemoryResultsMatchANeverSuspendedCommunicator) {

@@ -20,24 +20,23 @@
 
 enum { kRanks = 3, kDeadlineSeconds = 60 };
 
-#define CHECK(call)                                                                         \
-  do {                                                                                      \
-    ncclResult_t result_ = (call);                                                          \
-    if (result_ != ncclSuccess) {                                                           \
-      fprintf(stderr, "rank %d: %s: %s (%s)\n", rank, #call, ncclGetErrorString(result_), \
-              ncclGetLastError(NULL));                                                      \
-      return 1;                                                                             \
-    }                                                                                       \
+#define CHECK(call)                                                                                                \
+  do {                                                                                                             \
+    ncclResult_t result_ = (call);                                                                                 \
+    if (result_ != ncclSuccess) {                                                                                  \
+      fprintf(stderr, "rank %d: %s: %s (%s)\n", rank, #call, ncclGetErrorString(result_), ncclGetLastError(NULL)); \
+      return 1;                                                                                                    \
+    }                                                                                                              \
   } while (0)
 
-#define EXPECT(condition, ...)                          \
-  do {                                                  \
-    if (!(condition)) {                                 \
-      fprintf(stderr, "rank %d: ", rank);               \
-      fprintf(stderr, __VA_ARGS__);                     \
-      fprintf(stderr, "\n");                            \
-      return 1;                                         \
-    }                                                   \
+#define EXPECT(condition, ...)            \
+  do {                                    \
+    if (!(condition)) {                   \
+      fprintf(stderr, "rank %d: ", rank); \
+      fprintf(stderr, __VA_ARGS__);       \
+      fprintf(stderr, "\n");              \
+      return 1;                           \
+    }                                     \
   } while (0)
 
 /* Whether the ncclGetVersion that this process's calls bind to lives in the expected file. */
@@ -66,8 +65,7 @@ static int check_all_reduce(int rank, ncclComm_t comm) {
     for (size_t i = 0; i < count; ++i) {
       /* sum over ranks r of (r + 1 + i % 5), exact in float */
       const float expected = (float)(kRanks * (kRanks + 1) / 2 + kRanks * (int)(i % 5));
-      EXPECT(recv[i] == expected, "all-reduce count %zu: [%zu] = %g, expected %g", count, i,
-             recv[i], expected);
+      EXPECT(recv[i] == expected, "all-reduce count %zu: [%zu] = %g, expected %g", count, i, recv[i], expected);
     }
     free(send);
     free(recv);
@@ -97,8 +95,7 @@ static int check_all_gather(int rank, ncclComm_t comm) {
   CHECK(ncclAllGather(send, recv, kCount, ncclDouble, comm, NULL));
   for (int r = 0; r < kRanks; ++r) {
     for (int i = 0; i < kCount; ++i) {
-      EXPECT(recv[r * kCount + i] == r * 100 + i, "all-gather: block %d [%d] = %g", r, i,
-             recv[r * kCount + i]);
+      EXPECT(recv[r * kCount + i] == r * 100 + i, "all-gather: block %d [%d] = %g", r, i, recv[r * kCount + i]);
     }
   }
   return 0;
@@ -118,8 +115,7 @@ static int check_ring(int rank, ncclComm_t comm) {
   CHECK(ncclRecv(recv, kCount, ncclInt64, previous, comm, NULL));
   CHECK(ncclGroupEnd());
   for (int i = 0; i < kCount; ++i) {
-    EXPECT(recv[i] == previous * 1000000LL + i, "ring: [%d] = %lld from rank %d", i, recv[i],
-           previous);
+    EXPECT(recv[i] == previous * 1000000LL + i, "ring: [%d] = %lld from rank %d", i, recv[i], previous);
   }
   return 0;
 }
@@ -134,8 +130,8 @@ static int run_rank(int rank, ncclUniqueId id) {
   CHECK(ncclCommCount(comm, &count));
   CHECK(ncclCommUserRank(comm, &user_rank));
   EXPECT(count == kRanks && user_rank == rank, "count %d rank %d", count, user_rank);
-  if (check_all_reduce(rank, comm) || check_broadcast(rank, comm) ||
-      check_all_gather(rank, comm) || check_ring(rank, comm)) {
+  if (check_all_reduce(rank, comm) || check_broadcast(rank, comm) || check_all_gather(rank, comm) ||
+      check_ring(rank, comm)) {
     return 1;
   }
   CHECK(ncclCommDestroy(comm));

@@ -192,8 +192,7 @@ void MessageChannel::read_header() {
 
 void MessageChannel::on_header() {
   switch (in_.type) {
-    case FrameType::Eager:
-      return on_eager();
+    case FrameType::Eager: return on_eager();
     case FrameType::Rts:
       on_rts();
       if (closed_) return;
@@ -209,15 +208,13 @@ void MessageChannel::on_header() {
         // depends on what it sends.
         completions_.end_send_dropped(*op);
       } else if (in_.flags & kFrameRejected) {
-        finish_send(op, Status::failure(dcInvalidUsage,
-                                        "the receiver's buffer is smaller than the message"));
+        finish_send(op, Status::failure(dcInvalidUsage, "the receiver's buffer is smaller than the message"));
       } else {
         clear_to_send(op, in_);
       }
       return read_header();
     }
-    case FrameType::Data:
-      return on_data();
+    case FrameType::Data: return on_data();
     case FrameType::Credit:
       if (!eager_credit_.returned(in_.length)) return protocol_error("more credit returned than used");
       return read_header();
@@ -372,9 +369,7 @@ void MessageChannel::match_rts(const RecvPtr& op, const FrameHeader& rts) {
   rendezvous_matched(op, rts);
 }
 
-void MessageChannel::rendezvous_matched(const RecvPtr& op, const FrameHeader& rts) {
-  answer_cts(op, rts);
-}
+void MessageChannel::rendezvous_matched(const RecvPtr& op, const FrameHeader& rts) { answer_cts(op, rts); }
 
 void MessageChannel::answer_cts(const RecvPtr& op, const FrameHeader& rts) {
   FrameHeader h;
@@ -423,7 +418,8 @@ void MessageChannel::enqueue(const FrameHeader& header, const void* payload, siz
   }
   Outgoing frame{header, payload, len, std::move(written), std::move(fd)};
   if (is_answer(header)) {  // after the answers already waiting, before everything else
-    auto at = std::find_if(write_queue_.begin(), write_queue_.end(), [](const Outgoing& o) { return !is_answer(o.header); });
+    auto at =
+        std::find_if(write_queue_.begin(), write_queue_.end(), [](const Outgoing& o) { return !is_answer(o.header); });
     write_queue_.insert(at, std::move(frame));
   } else {
     write_queue_.push_back(std::move(frame));
@@ -449,29 +445,28 @@ void MessageChannel::flush_writes() {
     if (o.len) buffers.emplace_back(o.payload, o.len);
   }
   auto self = shared_from_this();
-  stream_->write(buffers, writing_.front().fd.get(),
-                           [this, self](const boost::system::error_code& ec) {
-                             auto batch = std::move(writing_);
-                             writing_.clear();
-                             if (closed_) return;  // close() already failed the batch
-                             if (ec) {
-                               for (auto& o : batch) write_queue_.push_front(std::move(o));
-                               namespace err = boost::asio::error;
-                               if (ec == err::broken_pipe || ec == err::connection_reset) {
-                                 // The peer closed. What it sent before closing (a notice saying
-                                 // why) is still to be read: stop writing, and let the reader
-                                 // reach the end of the stream and close the channel.
-                                 write_broken_ = true;
-                                 return;
-                               }
-                               return fail_from_error(ec, "writing");
-                             }
-                             for (auto& o : batch) {
-                               if (o.written) o.written(Status::success());
-                             }
-                             flush_writes();
-                             notify_flushed();
-                           });
+  stream_->write(buffers, writing_.front().fd.get(), [this, self](const boost::system::error_code& ec) {
+    auto batch = std::move(writing_);
+    writing_.clear();
+    if (closed_) return;  // close() already failed the batch
+    if (ec) {
+      for (auto& o : batch) write_queue_.push_front(std::move(o));
+      namespace err = boost::asio::error;
+      if (ec == err::broken_pipe || ec == err::connection_reset) {
+        // The peer closed. What it sent before closing (a notice saying
+        // why) is still to be read: stop writing, and let the reader
+        // reach the end of the stream and close the channel.
+        write_broken_ = true;
+        return;
+      }
+      return fail_from_error(ec, "writing");
+    }
+    for (auto& o : batch) {
+      if (o.written) o.written(Status::success());
+    }
+    flush_writes();
+    notify_flushed();
+  });
 }
 
 MessageChannel::SendPtr MessageChannel::take_rendezvous_send(uint64_t id) {
@@ -503,20 +498,19 @@ void MessageChannel::post_completion(Completion done, const Status& status, size
 
 void MessageChannel::fail_from_error(const boost::system::error_code& ec, const char* what) {
   namespace err = boost::asio::error;
-  const bool peer_gone = ec == err::eof || ec == err::connection_reset || ec == err::broken_pipe ||
-                         ec == err::connection_aborted;
-  std::string message = std::string(transport_name_) + " connection to rank " +
-                        std::to_string(peer_) + ": " +
-                        (peer_gone ? "peer closed the connection" : "error") + " while " + what +
-                        " (" + ec.message() + ")";
+  const bool peer_gone =
+      ec == err::eof || ec == err::connection_reset || ec == err::broken_pipe || ec == err::connection_aborted;
+  std::string message = std::string(transport_name_) + " connection to rank " + std::to_string(peer_) + ": " +
+                        (peer_gone ? "peer closed the connection" : "error") + " while " + what + " (" + ec.message() +
+                        ")";
   if (!peer_gone) DC_WARN("%s", message.c_str());  // a local fault, not a peer leaving
   close(Status::failure(peer_gone ? dcRemoteError : dcSystemError, message));
 }
 
 void MessageChannel::protocol_error(const std::string& what) {
-  const Status status = Status::failure(dcRemoteError, std::string(transport_name_) + " connection to rank " +
-                                                           std::to_string(peer_) + ": protocol error: " + what +
-                                                           "; the connection is closed");
+  const Status status =
+      Status::failure(dcRemoteError, std::string(transport_name_) + " connection to rank " + std::to_string(peer_) +
+                                         ": protocol error: " + what + "; the connection is closed");
   // Logged here too: the communicator may have failed already and then reports only its first cause.
   DC_WARN("%s", status.message.c_str());
   close(status);
@@ -524,9 +518,8 @@ void MessageChannel::protocol_error(const std::string& what) {
 
 OwnedConnection::~OwnedConnection() {
   auto channel = channel_;
-  boost::asio::post(channel->io(), [channel] {
-    channel->close(Status::failure(dcInvalidUsage, "the connection was released"));
-  });
+  boost::asio::post(channel->io(),
+                    [channel] { channel->close(Status::failure(dcInvalidUsage, "the connection was released")); });
 }
 
 }  // namespace dc

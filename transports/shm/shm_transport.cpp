@@ -28,7 +28,8 @@ namespace {
 using GenericEndpoint = boost::asio::generic::stream_protocol::endpoint;
 
 GenericEndpoint abstract_endpoint(const PeerToken& token) {
-  return GenericEndpoint(boost::asio::local::stream_protocol::endpoint(std::string(1, '\0') + "deepcomm-" + token_hex(token)));
+  return GenericEndpoint(
+      boost::asio::local::stream_protocol::endpoint(std::string(1, '\0') + "deepcomm-" + token_hex(token)));
 }
 
 struct PeerAddress {
@@ -139,8 +140,10 @@ class ShmTransport : public Transport {
   MemoryRegistration register_memory(void* addr, size_t size) override {
     const uint64_t id = regions_->export_region(addr, size);
     if (!id) {
-      DC_INFO("shm transport: registered memory at %p is not from ncclMemAlloc; peers read it by "
-              "cross-memory attach where allowed, else through the connection's segment", addr);
+      DC_INFO(
+          "shm transport: registered memory at %p is not from ncclMemAlloc; peers read it by "
+          "cross-memory attach where allowed, else through the connection's segment",
+          addr);
       return MemoryRegistration{addr, size, nullptr};
     }
     return MemoryRegistration{addr, size, std::make_shared<uint64_t>(id)};

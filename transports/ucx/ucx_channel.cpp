@@ -43,7 +43,9 @@ UcxChannel::~UcxChannel() {
 void UcxChannel::send(const Tag& tag, const void* buf, size_t len, Completion done) {
   UcxEntry entry;
   if (!entry) return;
-  if (closed_ || !ep_) return post_completion(std::move(done), closed_ ? close_status_ : Status::failure(dcInternalError, "ucx: not connected"), 0);
+  if (closed_ || !ep_)
+    return post_completion(std::move(done),
+                           closed_ ? close_status_ : Status::failure(dcInternalError, "ucx: not connected"), 0);
   auto op = std::make_shared<SendOp>();
   op->header.type = UcxType::Message;
   op->header.conn = peer_conn_;
@@ -154,22 +156,18 @@ ucs_status_t UcxChannel::on_message(const UcxHeader& h, void* data, size_t lengt
                                                         ": protocol error: more credit returned than used"));
       }
       return UCS_OK;
-    case UcxType::Reject:
-      on_refused(h);
-      return UCS_OK;
-    case UcxType::RejectAck:
-      on_refusal_seen(h.id);
-      return UCS_OK;
-    case UcxType::Message:
-      break;
+    case UcxType::Reject: on_refused(h); return UCS_OK;
+    case UcxType::RejectAck: on_refusal_seen(h.id); return UCS_OK;
+    case UcxType::Message: break;
     default:
       fail_later(Status::failure(dcInternalError, "ucx connection to rank " + std::to_string(peer_) +
                                                       ": protocol error: unknown message type"));
       return UCS_OK;
   }
   if (h.length != length || (rendezvous && !h.id)) {
-    fail_later(Status::failure(dcInternalError, "ucx connection to rank " + std::to_string(peer_) +
-                                                    ": protocol error: message length or kind differs from its header"));
+    fail_later(
+        Status::failure(dcInternalError, "ucx connection to rank " + std::to_string(peer_) +
+                                             ": protocol error: message length or kind differs from its header"));
     return UCS_OK;
   }
   if (!rendezvous) {

@@ -82,8 +82,8 @@ class UcxChannel : public std::enable_shared_from_this<UcxChannel> {
   using RecvPtr = std::shared_ptr<RecvOp>;
   struct Unexpected {
     UcxHeader header;
-    std::vector<char> eager;        // an eager payload, copied
-    void* rendezvous = nullptr;     // or UCX's descriptor of a rendezvous payload
+    std::vector<char> eager;     // an eager payload, copied
+    void* rendezvous = nullptr;  // or UCX's descriptor of a rendezvous payload
   };
   struct SendRef;
   struct RecvRef;
@@ -142,8 +142,8 @@ class UcxChannel : public std::enable_shared_from_this<UcxChannel> {
     std::function<void()> done;
   };
   std::vector<std::shared_ptr<FlushWaiter>> flushing_;
-  std::unordered_map<uint64_t, void*> refused_;             // refused descriptors awaiting RejectAck
-  CancelledOps cancelled_ops_;  // their late messages are dropped (eager) or refused (rendezvous)
+  std::unordered_map<uint64_t, void*> refused_;  // refused descriptors awaiting RejectAck
+  CancelledOps cancelled_ops_;                   // their late messages are dropped (eager) or refused (rendezvous)
   uint64_t next_id_ = 1;
 
   EagerCredit eager_credit_{sizeof(UcxHeader)};

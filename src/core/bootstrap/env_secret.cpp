@@ -55,9 +55,10 @@ IdCredentials credentials_from_environment(const std::string& session_text, cons
   }
   static std::once_flag logged;
   std::call_once(logged, [what] {
-    DC_INFO("%s without DEEPCOMM_SECRET: the communicator is unauthenticated (anyone who can reach "
-            "the rendezvous address can join); set DEEPCOMM_SECRET to the same text on every rank",
-            what);
+    DC_INFO(
+        "%s without DEEPCOMM_SECRET: the communicator is unauthenticated (anyone who can reach "
+        "the rendezvous address can join); set DEEPCOMM_SECRET to the same text on every rank",
+        what);
   });
   return c;
 }

@@ -1,13 +1,13 @@
 #include <string>
 
+#include "base/error.h"
+#include "base/net_interface.h"
 #include "src/core/bootstrap.h"
 #include "src/core/bootstrap/env_secret.h"
 #include "src/core/bootstrap/host_port.h"
 #include "src/core/bootstrap/root_registry.h"
 #include "src/core/bootstrap/unique_id_layout.h"
 #include "src/core/settings.h"
-#include "base/error.h"
-#include "base/net_interface.h"
 
 namespace dc {
 

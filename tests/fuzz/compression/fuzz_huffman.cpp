@@ -7,11 +7,11 @@
 #include <cstring>
 #include <vector>
 
+#include "base/error.h"
 #include "compression/codec_isa.h"
+#include "compression/form/wire_format.h"
 #include "compression/huffman_table.h"
 #include "compression/sparse_coder.h"
-#include "compression/form/wire_format.h"
-#include "base/error.h"
 
 namespace {
 
@@ -48,14 +48,14 @@ void dense(const c::HuffmanTable& table, const uint8_t* data, size_t size, size_
 
 void sparse(const c::HuffmanTable& gaps, const c::HuffmanTable* values, const uint8_t* data, size_t size,
             size_t count) {
-  if (gaps.kind() == c::HuffmanTable::Kind::empty || (values && values->kind() == c::HuffmanTable::Kind::empty))
-    return;
+  if (gaps.kind() == c::HuffmanTable::Kind::empty || (values && values->kind() == c::HuffmanTable::Kind::empty)) return;
   std::vector<uint32_t> g(count);
   std::vector<uint8_t> sym(count);
   std::vector<float> f(count);
   if (!c::decode_sparse_stream(data, size, count, gaps, values, 21, g.data(), sym.data(), f.data())) return;
   std::vector<uint8_t> again(count * 8 + 16);
-  const size_t n = c::encode_sparse_stream(g.data(), sym.data(), f.data(), count, gaps, values, again.data(), again.size());
+  const size_t n =
+      c::encode_sparse_stream(g.data(), sym.data(), f.data(), count, gaps, values, again.data(), again.size());
   check(n == size && std::memcmp(again.data(), data, n) == 0);
 }
 
@@ -86,7 +86,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       const c::Isa isa = (mode & 2) && c::isa_available(c::Isa::avx2) ? c::Isa::avx2 : c::Isa::baseline;
       dense(first, data + used, size - used, count, isa);
     }
-  } catch (const dc::Error&) {
-  }
+  } catch (const dc::Error&) {}
   return 0;
 }

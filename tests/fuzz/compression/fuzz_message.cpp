@@ -6,11 +6,11 @@
 #include <cstdint>
 #include <vector>
 
-#include "compression/decoder.h"
-#include "tests/fuzz/compression/reseal.h"
-#include "compression/piece_decoder.h"
-#include "compression/form/wire_format.h"
 #include "base/error.h"
+#include "compression/decoder.h"
+#include "compression/form/wire_format.h"
+#include "compression/piece_decoder.h"
+#include "tests/fuzz/compression/reseal.h"
 
 namespace {
 
@@ -19,8 +19,7 @@ constexpr uint64_t kMaxCount = uint64_t(1) << 18;  // destination buffers the fu
 void decode_whole(std::span<const uint8_t> msg, const dc::compression::Target& dst) {
   try {
     dc::compression::decode_accumulate(msg, dst);
-  } catch (const dc::Error&) {
-  }
+  } catch (const dc::Error&) {}
 }
 
 void decode_pieces(std::span<const uint8_t> msg, const dc::compression::Target& dst, size_t piece) {
@@ -28,8 +27,7 @@ void decode_pieces(std::span<const uint8_t> msg, const dc::compression::Target& 
     dc::compression::PieceDecoder d(dst);
     for (size_t pos = 0; pos < msg.size(); pos += piece) d.consume(msg.subspan(pos, std::min(piece, msg.size() - pos)));
     d.finish();
-  } catch (const dc::Error&) {
-  }
+  } catch (const dc::Error&) {}
 }
 
 }  // namespace

@@ -10,17 +10,22 @@
 #include <cstring>
 #include <vector>
 
-#include "compression/compression.h"
 #include "base/error.h"
+#include "compression/compression.h"
 #include "kernels/minifloat.h"
 
 namespace {
 
 namespace c = dc::compression;
 
-const char* const kSpecs[] = {"q8,chunk:4096", "q8:stochastic:16,huffman,ef,chunk:4096", "topk:0.01,ef,chunk:4096",
-                              "topk:0.05,q8,huffman,ef:0.5,chunk:4096", "topk:0.3:sampled,q8,huffman,ef,chunk:4096",
-                              "topk:0.1:sampled,huffman,chunk:4096", "auto:0.02,ef,chunk:4096", "topk:1,q8:stochastic"};
+const char* const kSpecs[] = {"q8,chunk:4096",
+                              "q8:stochastic:16,huffman,ef,chunk:4096",
+                              "topk:0.01,ef,chunk:4096",
+                              "topk:0.05,q8,huffman,ef:0.5,chunk:4096",
+                              "topk:0.3:sampled,q8,huffman,ef,chunk:4096",
+                              "topk:0.1:sampled,huffman,chunk:4096",
+                              "auto:0.02,ef,chunk:4096",
+                              "topk:1,q8:stochastic"};
 
 void check(bool ok) {
   if (!ok) std::abort();
@@ -54,8 +59,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   c::Residual residual(count);
   std::vector<uint8_t> msg(c::max_message_bytes(spec, count));
   c::Encoder encoder;
-  const c::EncodeResult res = encoder.encode(spec, type, input.data(), count, spec.error_feedback ? &residual : nullptr,
-                                             data[1], msg);
+  const c::EncodeResult res =
+      encoder.encode(spec, type, input.data(), count, spec.error_feedback ? &residual : nullptr, data[1], msg);
   check(res.bytes <= msg.size());
   msg.resize(res.bytes);
   std::vector<float> out(count, 0.0f);

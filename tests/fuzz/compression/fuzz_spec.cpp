@@ -5,9 +5,9 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "base/error.h"
 #include "compression/form/message_form.h"
 #include "compression/form/spec.h"
-#include "base/error.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
@@ -21,8 +21,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (uint64_t count : {uint64_t(0), uint64_t(1), uint64_t(size) * 1000, uint64_t(1) << 32}) {
     try {
       (void)dc::compression::max_message_bytes(spec, count);
-    } catch (const dc::Error&) {
-    }
+    } catch (const dc::Error&) {}
   }
   return 0;
 }

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "compression/compression.h"
-#include "compression/sparse_coder.h"
 #include "compression/form/wire_format.h"
+#include "compression/sparse_coder.h"
 
 namespace {
 
@@ -20,7 +20,8 @@ namespace fs = std::filesystem;
 
 void write(const fs::path& dir, const std::string& name, const std::vector<uint8_t>& bytes) {
   fs::create_directories(dir);
-  std::ofstream(dir / name, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+  std::ofstream(dir / name, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
 }
 
 std::vector<float> values(size_t n, uint64_t seed, bool specials) {
@@ -41,14 +42,21 @@ std::vector<uint8_t> encode(const std::string& text, const std::vector<float>& x
   c::Residual residual(x.size());
   std::vector<uint8_t> msg(c::max_message_bytes(spec, x.size()));
   c::Encoder encoder;
-  msg.resize(encoder.encode(spec, dcFloat32, x.data(), x.size(), spec.error_feedback ? &residual : nullptr, 1, msg).bytes);
+  msg.resize(
+      encoder.encode(spec, dcFloat32, x.data(), x.size(), spec.error_feedback ? &residual : nullptr, 1, msg).bytes);
   return msg;
 }
 
 void message_seeds(const fs::path& dir) {
-  const char* specs[] = {"q8,chunk:4096", "q8,huffman,chunk:4096", "q8:stochastic:16,huffman,chunk:4096",
-                         "topk:0.05,chunk:4096", "topk:0.05,q8,chunk:4096", "topk:0.02,q8,huffman,chunk:4096",
-                         "topk:0.02,huffman,chunk:4096", "topk:0.4,q8,huffman,chunk:4096", "topk:0.4,chunk:4096"};
+  const char* specs[] = {"q8,chunk:4096",
+                         "q8,huffman,chunk:4096",
+                         "q8:stochastic:16,huffman,chunk:4096",
+                         "topk:0.05,chunk:4096",
+                         "topk:0.05,q8,chunk:4096",
+                         "topk:0.02,q8,huffman,chunk:4096",
+                         "topk:0.02,huffman,chunk:4096",
+                         "topk:0.4,q8,huffman,chunk:4096",
+                         "topk:0.4,chunk:4096"};
   int i = 0;
   for (const char* spec : specs) {
     for (size_t n : {size_t(0), size_t(300), size_t(9000)}) {
@@ -83,7 +91,8 @@ void huffman_seeds(const fs::path& dir) {
       for (unsigned s = 0; s < streams; ++s) {
         const uint64_t b = c::wire::segment_begin(count, streams, s), e = c::wire::segment_begin(count, streams, s + 1);
         coded[s].resize((e - b) * 2 + 16);
-        coded[s].resize(c::codec_kernels().huffman_encode(sym.data() + b, e - b, table.codes(), coded[s].data(), coded[s].size()));
+        coded[s].resize(
+            c::codec_kernels().huffman_encode(sym.data() + b, e - b, table.codes(), coded[s].data(), coded[s].size()));
         if (s + 1 < streams) {
           uint8_t size[4];
           c::wire::put_u32(size, uint32_t(coded[s].size()));
@@ -119,7 +128,8 @@ void huffman_seeds(const fs::path& dir) {
         seed.insert(seed.end(), buf.begin(), buf.end());
       }
       buf.resize(count * 8 + 16);
-      buf.resize(c::encode_sparse_stream(gaps.data(), sym.data(), floats.data(), count, gt, q8 ? &vt : nullptr, buf.data(), buf.size()));
+      buf.resize(c::encode_sparse_stream(gaps.data(), sym.data(), floats.data(), count, gt, q8 ? &vt : nullptr,
+                                         buf.data(), buf.size()));
       seed.insert(seed.end(), buf.begin(), buf.end());
       write(dir, "sparse" + std::to_string(q8 * 3 + int(count % 7)), seed);
     }
@@ -127,11 +137,22 @@ void huffman_seeds(const fs::path& dir) {
 }
 
 void spec_seeds(const fs::path& dir) {
-  const char* specs[] = {"topk:0.001,q8,huffman,ef:0.9", "q8,ef", "q8:stochastic", "auto", "auto:0.01,ef",
-                         "topk:0.5:sampled", "q8:stochastic:64,huffman,chunk:4096", "topk:1e-3,ef", "q8:nearest:4096",
-                         "topk:0.1:exact,q8,huffman,chunk:1048576", "huffman", "q8,,ef", "topk:2"};
+  const char* specs[] = {"topk:0.001,q8,huffman,ef:0.9",
+                         "q8,ef",
+                         "q8:stochastic",
+                         "auto",
+                         "auto:0.01,ef",
+                         "topk:0.5:sampled",
+                         "q8:stochastic:64,huffman,chunk:4096",
+                         "topk:1e-3,ef",
+                         "q8:nearest:4096",
+                         "topk:0.1:exact,q8,huffman,chunk:1048576",
+                         "huffman",
+                         "q8,,ef",
+                         "topk:2"};
   int i = 0;
-  for (const char* s : specs) write(dir, "spec" + std::to_string(i++), std::vector<uint8_t>(s, s + std::string(s).size()));
+  for (const char* s : specs)
+    write(dir, "spec" + std::to_string(i++), std::vector<uint8_t>(s, s + std::string(s).size()));
 }
 
 void roundtrip_seeds(const fs::path& dir) {

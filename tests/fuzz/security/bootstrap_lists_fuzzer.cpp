@@ -32,8 +32,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     check(items.size() == count, "list size");
     for (const auto& item : items) check(item.size() <= 256, "item bound");
     check(dc::encode_list(items) == blob, "a decoded list encodes back to the same bytes");
-  } catch (const dc::Error&) {
-  }
+  } catch (const dc::Error&) {}
   // Root 0's table: group 0 has two ranks, each other group three; the input is split into entries.
   std::vector<int> first{0}, sizes{2};
   for (int g = 1; g < groups; ++g) {
@@ -49,12 +48,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     const auto cards = dc::cards_from_root0(joined, first, sizes, 256);
     check(cards.size() == size_t(first.back() + sizes.back()), "every rank has a card");
-  } catch (const dc::Error&) {
-  }
+  } catch (const dc::Error&) {}
   try {
     const dc::RankCard card = dc::RankCard::decode(blob);
     check(dc::RankCard::decode(card.encode()).encode() == card.encode(), "a card decodes back to itself");
-  } catch (const dc::Error&) {
-  }
+  } catch (const dc::Error&) {}
   return 0;
 }

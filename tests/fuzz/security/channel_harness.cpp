@@ -1,7 +1,7 @@
 #include "tests/fuzz/security/channel_harness.h"
 
-#include <boost/asio/post.hpp>
 #include <algorithm>
+#include <boost/asio/post.hpp>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>

@@ -18,7 +18,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       std::fprintf(stderr, "blocking = %d\n", native.blocking);
       std::abort();
     }
-  } catch (const dc::Error&) {
-  }
+  } catch (const dc::Error&) {}
   return 0;
 }

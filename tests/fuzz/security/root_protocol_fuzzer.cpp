@@ -44,9 +44,9 @@ void read_reply(const uint8_t* data, size_t size, int nranks) {
   try {
     dc::RootReply reply = dc::read_root_reply(source, nranks);
     if (reply.kind == dc::RootReply::Kind::Table) check(reply.blobs.size() == size_t(nranks), "table size");
-    if (reply.kind == dc::RootReply::Kind::Error) check(reply.code != dcSuccess && reply.code != dcInProgress, "error code");
-  } catch (const dc::Error&) {
-  }
+    if (reply.kind == dc::RootReply::Kind::Error)
+      check(reply.code != dcSuccess && reply.code != dcInProgress, "error code");
+  } catch (const dc::Error&) {}
 }
 
 void feed_requests(const uint8_t* data, size_t size) {

@@ -23,12 +23,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       std::fprintf(stderr, "a valid id does not encode back to itself\n");
       std::abort();
     }
-  } catch (const dc::Error&) {
-  }
+  } catch (const dc::Error&) {}
   try {
     const dcUniqueId parsed = dc::unique_id_from_hex(std::string(reinterpret_cast<const char*>(data), size));
     if (dc::unique_id_to_hex(parsed).size() != 2 * sizeof parsed.internal) std::abort();
-  } catch (const dc::Error&) {
-  }
+  } catch (const dc::Error&) {}
   return 0;
 }
