@@ -111,6 +111,9 @@ class Connection {
   virtual void cancel(uint64_t comm, uint64_t seq) = 0;
   virtual const char* transport_name() const = 0;
   virtual TransportCounters counters() const = 0;
+  // Memory this end of the connection allocated for its transfers (staging segments), in bytes;
+  // callable from any thread. Buffers the user registered are not counted.
+  virtual size_t held_bytes() const { return 0; }
   // Memory shared with the peer process (the shm transport; false/-1 elsewhere). pass_memory hands
   // the peer a sealed memfd of `bytes` under `key` (the caller keeps its own descriptor);
   // receive_memory calls done with the memfd the peer passed under `key`, checked to be sealed and

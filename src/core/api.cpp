@@ -16,6 +16,7 @@
 #include "src/core/compressed_issue.h"
 #include "src/core/issue.h"
 #include "src/core/registration.h"
+#include "src/core/suspend.h"
 #include "src/exec/comm_failure.h"
 #include "src/exec/engine_call.h"
 #include "src/exec/residual_store.h"
@@ -182,6 +183,7 @@ DC_EXPORT dcResult_t dcCommSplit(dcComm_t comm, int color, int key, dcComm_t* ne
     require(newcomm, "new communicator pointer");
     *newcomm = nullptr;
     dc::CommUse use(comm);
+    dc::require_not_suspended(use.get(), "split");
     *newcomm = dc::split_comm(use.get(), color, key, config);
   });
   return in_progress_if_nonblocking(result, newcomm ? *newcomm : nullptr);
@@ -240,6 +242,7 @@ DC_EXPORT dcResult_t dcCommShrink(dcComm_t comm, const int* exclude, int exclude
     if (exclude_count < 0 || (exclude_count > 0 && !exclude)) dc::fail(dcInvalidArgument, "DeepComm: bad exclude list");
     std::vector<int> excluded(exclude, exclude + exclude_count);
     dc::CommUse use(comm);
+    dc::require_not_suspended(use.get(), "shrink");
     *newcomm = dc::shrink_comm(use.get(), excluded, config, flags);
   });
 }
@@ -269,6 +272,28 @@ DC_EXPORT dcResult_t dcCommGrow(dcComm_t comm, int nranks, const dcUniqueId* id,
     *newcomm = dc::grow_comm(use.get(), nranks, id, config);
   });
   return in_progress_if_nonblocking(result, newcomm ? *newcomm : nullptr);
+}
+
+DC_EXPORT dcResult_t dcCommSuspend(dcComm_t comm) {
+  return guarded([&] {
+    dc::CommUse use(comm);
+    dc::suspend_comm(use.get());
+  });
+}
+
+DC_EXPORT dcResult_t dcCommResume(dcComm_t comm) {
+  return guarded([&] {
+    dc::CommUse use(comm);
+    dc::resume_comm(use.get());
+  });
+}
+
+DC_EXPORT dcResult_t dcCommMemory(dcComm_t comm, dcCommMemory_t* memory) {
+  return guarded([&] {
+    require(memory, "memory pointer");
+    dc::CommUse use(comm);
+    *memory = dc::comm_memory(use.get());
+  });
 }
 
 DC_EXPORT dcResult_t dcCommCount(dcComm_t comm, int* count) {

@@ -68,6 +68,9 @@ struct dcComm {
   std::mutex registrations_mutex;
   std::vector<std::unique_ptr<dc::Registration>> registrations;
 
+  // Between dcCommSuspend and dcCommResume (suspend.h): operations are refused.
+  std::atomic<bool> suspended{false};
+
   // API calls inside this communicator right now (CommUse), guarded by the registry's lock.
   int users = 0;
 

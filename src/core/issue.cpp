@@ -10,6 +10,7 @@
 
 #include "kernels/reduce.h"
 #include "src/core/compressed_issue.h"
+#include "src/core/suspend.h"
 #include "src/exec/comm_failure.h"
 #include "src/exec/flat_board.h"
 #include "src/exec/flat_collective.h"
@@ -263,6 +264,7 @@ void remember_pending(dcComm* comm, const std::shared_ptr<OpBatch>& batch) {
 
 void validate(dcComm* comm, const OpArgs& a) {
   checked_comm(comm);
+  require_not_suspended(comm, "an operation");
   if (a.collective < 0 || a.collective >= dcNumCollectives) fail(dcInvalidArgument, "DeepComm: unknown collective");
   const size_t elem = datatype_size(a.datatype);
   if (a.datatype < 0 || a.datatype >= dcNumTypes || elem == 0)
@@ -355,6 +357,10 @@ int32_t agree_min(dcComm* comm, int32_t value) {
 }
 
 void group_start() { ++t_group.depth; }
+
+bool queued_in_group(const dcComm* comm) {
+  return std::any_of(t_group.ops.begin(), t_group.ops.end(), [comm](const PendingOp& p) { return p.comm == comm; });
+}
 
 dcResult_t group_end() {
   if (t_group.depth == 0) fail(dcInvalidUsage, "DeepComm: group end without a matching group start");

@@ -32,4 +32,20 @@ bool ExecComm::wait_idle(int wait_ms) {
   return inflight_cv.wait_for(lock, std::chrono::milliseconds(wait_ms), [this] { return inflight == 0; });
 }
 
+uint64_t ExecComm::persistent_bytes() const {
+  uint64_t bytes = residual_store ? residual_store->bytes() : 0;
+  if (board) bytes += board->held_bytes();
+  if (links) {
+    for (int index : link_index) {
+      if (const auto& connection = links->peers[index]) bytes += connection->held_bytes();
+    }
+  }
+  return bytes;
+}
+
+void ExecComm::release_scratch() {
+  for (ScratchMemory& buffer : scratch) buffer = ScratchMemory();
+  scratch_held.store(0);
+}
+
 }  // namespace dc

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "src/exec/scratch_memory.h"
 #include "transports/transport.h"
 
 namespace dc {
@@ -59,11 +60,8 @@ struct ExecComm {
   uint64_t failed_from = 0;  // ... except collectives numbered below this (see fail_comm)
   Status failure;
   std::shared_ptr<ControlChannel> control;
-  struct ScratchBuffer {
-    std::unique_ptr<std::byte[]> data;
-    size_t size = 0;
-  };
-  ScratchBuffer scratch[3];  // 0: the plan's scratch; 1: pre-multiplied input; 2: compressed messages
+  ScratchMemory scratch[3];               // 0: the plan's scratch; 1: pre-multiplied input; 2: compressed messages
+  std::atomic<uint64_t> scratch_held{0};  // their bytes, readable from any thread
   // Error feedback of compressed all-reduces on the NCCL path (made on first use).
   std::unique_ptr<ResidualStore> residual_store;
 
@@ -92,6 +90,15 @@ struct ExecComm {
   Status error();
   // Waits until no operation is in flight; false when some still are after timeout_ms.
   bool wait_idle(int timeout_ms);
+
+  // Memory accounting (dcCommMemory): what this communicator holds, from any thread.
+  // Scratch buffers: made again on demand, so suspending releases them.
+  uint64_t scratch_bytes() const { return scratch_held.load(); }
+  // What stays: error-feedback residuals, the flat board and the transports' staging memory of
+  // its connections (shared with the communicators split or shrunk from it).
+  uint64_t persistent_bytes() const;
+  // Frees the scratch buffers. Only while no operation is in flight (the engine writes them then).
+  void release_scratch();
 };
 
 }  // namespace dc

@@ -41,6 +41,8 @@ class FlatBoard {
 
   int fd() const { return fd_.get(); }
   size_t slot_bytes() const { return slot_bytes_; }
+  // Bytes of the shared segment mapped here (every rank of the host maps the same one).
+  size_t held_bytes() const { return bytes_; }
 
   // Records that `rank` issued collective `seq` with `signature`.
   void note_signature(int rank, uint64_t seq, uint64_t signature);

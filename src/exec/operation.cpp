@@ -423,9 +423,13 @@ void Operation::release() {
       Engine::instance().post([next] { next->start(); });
     }
   }
+  {
+    // Out of flight before the caller learns it finished: a call right after its wait (suspend)
+    // sees it done. The batch does not touch the communicator, which may be destroyed from here on.
+    std::lock_guard<std::mutex> lock(comm->inflight_mutex);
+    if (--comm->inflight == 0) comm->inflight_cv.notify_all();
+  }
   batch_->finish(status);
-  std::lock_guard<std::mutex> lock(comm->inflight_mutex);
-  if (--comm->inflight == 0) comm->inflight_cv.notify_all();
 }
 
 void submit(std::shared_ptr<Operation> op) {
@@ -444,11 +448,12 @@ void submit(std::shared_ptr<Operation> op) {
 
 std::byte* comm_scratch(ExecComm* comm, size_t bytes, int slot) {
   auto& buffer = comm->scratch[slot];
-  if (buffer.size < bytes) {
-    buffer.data.reset(new std::byte[bytes]);
-    buffer.size = bytes;
+  if (buffer.size() < bytes) {
+    const size_t had = buffer.size();
+    buffer = ScratchMemory(bytes);
+    comm->scratch_held += bytes - had;
   }
-  return buffer.data.get();
+  return buffer.data();
 }
 
 }  // namespace dc

@@ -1,13 +1,16 @@
 // Suspending a communicator and its memory statistics (NCCL 2.30): ncclCommSuspend,
-// ncclCommResume, ncclCommMemStats. Arguments are checked; the functions are not implemented yet
-// (issue 34).
+// ncclCommResume, ncclCommMemStats, onto dcCommSuspend, dcCommResume and dcCommMemory. DeepComm
+// holds host memory; the "GPU memory" statistics report it (docs/nccl-abi.md, "Suspend and resume"):
+// ncclStatGpuMemSuspend what suspending frees (0 while suspended), ncclStatGpuMemPersist what stays,
+// ncclStatGpuMemTotal their sum, ncclStatGpuMemSuspended 1 while suspended, else 0.
 #include "src/nccl/checks.h"
 
 using dc::nccl::comm_shape;
 using dc::nccl::guarded;
 using dc::nccl::invalid_argument;
-using dc::nccl::not_implemented;
 using dc::nccl::require_output;
+using dc::nccl::to_dc;
+using dc::nccl::to_nccl;
 
 DEEPCOMM_NCCL_API(ncclResult_t, ncclCommSuspend, ncclComm_t comm, int flags) {
   return guarded([&]() -> ncclResult_t {
@@ -15,14 +18,16 @@ DEEPCOMM_NCCL_API(ncclResult_t, ncclCommSuspend, ncclComm_t comm, int flags) {
     if ((flags & ~NCCL_SUSPEND_MEM) != 0) {
       invalid_argument("ncclCommSuspend", "unknown flags " + std::to_string(flags));
     }
-    not_implemented("ncclCommSuspend");
+    // Memory is the only resource NCCL 2.30 suspends: without NCCL_SUSPEND_MEM there is nothing to do.
+    if ((flags & NCCL_SUSPEND_MEM) == 0) return ncclSuccess;
+    return to_nccl(dcCommSuspend(to_dc(comm)));
   });
 }
 
 DEEPCOMM_NCCL_API(ncclResult_t, ncclCommResume, ncclComm_t comm) {
   return guarded([&]() -> ncclResult_t {
     comm_shape(comm, "ncclCommResume");
-    not_implemented("ncclCommResume");
+    return to_nccl(dcCommResume(to_dc(comm)));
   });
 }
 
@@ -33,6 +38,15 @@ DEEPCOMM_NCCL_API(ncclResult_t, ncclCommMemStats, ncclComm_t comm, ncclCommMemSt
       invalid_argument("ncclCommMemStats", "unknown statistic " + std::to_string(stat));
     }
     require_output(value, "ncclCommMemStats", "value");
-    not_implemented("ncclCommMemStats");
+    dcCommMemory_t memory{};
+    const dcResult_t result = dcCommMemory(to_dc(comm), &memory);
+    if (result != dcSuccess) return to_nccl(result);
+    switch (stat) {
+      case ncclStatGpuMemSuspend: *value = memory.releasableBytes; break;
+      case ncclStatGpuMemSuspended: *value = memory.suspended ? 1 : 0; break;
+      case ncclStatGpuMemPersist: *value = memory.persistentBytes; break;
+      case ncclStatGpuMemTotal: *value = memory.releasableBytes + memory.persistentBytes; break;
+    }
+    return ncclSuccess;
   });
 }

@@ -1,6 +1,6 @@
 // What NCCL 2.30 added to the ABI, as a program sees it: the pure device-API computations give
 // NCCL's results (formulas of NVIDIA's nccl_device headers), ncclCommQueryProperties describes a
-// host-memory communicator, window pointers reach the rank's own buffer, the elastic functions
+// host-memory communicator, window pointers reach the rank's own buffer, the elastic and suspend functions
 // check their arguments, and the functions DeepComm does not implement yet check their arguments
 // and then refuse with ncclInvalidUsage and a message that says so.
 #include <gtest/gtest.h>
@@ -267,17 +267,20 @@ TEST_F(Nccl230, ElasticFunctionsCheckArguments) {
   EXPECT_EQ(grown, nullptr);
 }
 
-TEST_F(Nccl230, SuspendFunctionsCheckArgumentsThenRefuse) {
+// Bad arguments are refused and change nothing; the functions themselves: nccl_suspend_test.
+TEST_F(Nccl230, SuspendFunctionsCheckArguments) {
   uint64_t value = 99;
-  EXPECT_NOT_IMPLEMENTED(ncclCommSuspend(comms_[0], NCCL_SUSPEND_MEM), "ncclCommSuspend");
-  EXPECT_NOT_IMPLEMENTED(ncclCommResume(comms_[0]), "ncclCommResume");
-  EXPECT_NOT_IMPLEMENTED(ncclCommMemStats(comms_[0], ncclStatGpuMemTotal, &value), "ncclCommMemStats");
   EXPECT_REFUSED(ncclCommSuspend(comms_[0], 0x10), ncclInvalidArgument);
   EXPECT_REFUSED(ncclCommSuspend(nullptr, NCCL_SUSPEND_MEM), ncclInvalidArgument);
   EXPECT_REFUSED(ncclCommResume(nullptr), ncclInvalidArgument);
   EXPECT_REFUSED(ncclCommMemStats(comms_[0], static_cast<ncclCommMemStat_t>(4), &value), ncclInvalidArgument);
   EXPECT_REFUSED(ncclCommMemStats(comms_[0], ncclStatGpuMemTotal, nullptr), ncclInvalidArgument);
   EXPECT_EQ(value, 99u);
+  // Without NCCL_SUSPEND_MEM there is nothing to suspend: the communicator stays usable.
+  EXPECT_EQ(ncclCommSuspend(comms_[0], 0), ncclSuccess);
+  EXPECT_EQ(ncclCommMemStats(comms_[0], ncclStatGpuMemSuspended, &value), ncclSuccess);
+  EXPECT_EQ(value, 0u);
+  EXPECT_REFUSED(ncclCommResume(comms_[0]), ncclInvalidUsage);
 }
 
 TEST_F(Nccl230, OneSidedFunctionsCheckArgumentsThenRefuse) {

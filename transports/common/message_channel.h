@@ -59,6 +59,7 @@ class MessageChannel : public std::enable_shared_from_this<MessageChannel> {
   void cancel(uint64_t comm, uint64_t seq);
   const char* transport_name() const { return transport_name_; }
   virtual TransportCounters counters() const { return completions_.counters(); }
+  virtual size_t held_bytes() const { return 0; }  // Connection::held_bytes
   boost::asio::io_context& io() { return io_; }
 
  protected:
@@ -201,6 +202,7 @@ class OwnedConnection : public Connection {
   void cancel(uint64_t comm, uint64_t seq) override { channel_->cancel(comm, seq); }
   const char* transport_name() const override { return channel_->transport_name(); }
   TransportCounters counters() const override { return channel_->counters(); }
+  size_t held_bytes() const override { return channel_->held_bytes(); }
   MessageChannel& channel() { return *channel_; }
 
  private:

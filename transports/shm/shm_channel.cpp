@@ -237,6 +237,7 @@ void ShmChannel::pump_slots() {
       slot_sends_.clear();
       return;
     }
+    segment_bytes_.store(ShmSegment::kBytes);
     send_memory(MemoryKind::Segment, 0, 0, ShmSegment::kBytes, std::move(to_pass));
   }
   // Every queued send gets at least one chunk, so an empty message still announces itself.
