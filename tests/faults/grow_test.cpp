@@ -252,7 +252,9 @@ TEST_P(Grow, AJoinerThatDiesFailsTheGrowOnEveryRank) {
     dcUniqueId id;
     ASSERT_EQ(dcGetUniqueId(&id), dcSuccess);
     Env e = env();
-    e.push_back({"DEEPCOMM_BOOTSTRAP_TIMEOUT", "2000"});
+    // Joined first: the root's deadline (counted from the grow id) must outlast the joiner's 1.5 s
+    // head start, so that only the joiner's death can end the rendezvous early.
+    e.push_back({"DEEPCOMM_BOOTSTRAP_TIMEOUT", joined_first ? "6000" : "2000"});
     e.push_back({"DEEPCOMM_CONNECT_TIMEOUT", "3"});
     dctest::ForkedProcesses procs;
     for (int r = 0; r < 2; ++r) {
@@ -261,7 +263,7 @@ TEST_P(Grow, AJoinerThatDiesFailsTheGrowOnEveryRank) {
         if (dcCommInitRank(&parent, 2, &id, r, nullptr) != dcSuccess) return 2;
         dcUniqueId grow_id{};
         if (r == 0 && (dcCommGrowId(parent, &grow_id) != dcSuccess || !ids.send(grow_id))) return 3;
-        if (joined_first) std::this_thread::sleep_for(std::chrono::milliseconds(1000));  // the joiner joined, died
+        if (joined_first) std::this_thread::sleep_for(std::chrono::milliseconds(3000));  // the joiner joined, died
         const auto start = std::chrono::steady_clock::now();
         dcComm_t grown = nullptr;
         const dcResult_t result = dcCommGrow(parent, 3, r == 0 ? &grow_id : nullptr, -1, &grown, nullptr);
@@ -284,7 +286,8 @@ TEST_P(Grow, AJoinerThatDiesFailsTheGrowOnEveryRank) {
               dcComm_t grown = nullptr;
               dcCommGrow(nullptr, 3, &grow_id, 2, &grown, nullptr);
             }).detach();
-            std::this_thread::sleep_for(std::chrono::milliseconds(500));
+            // Time to reach the root: generous, as a loaded machine (or UCX's set-up) may take 1 s.
+            std::this_thread::sleep_for(std::chrono::milliseconds(1500));
           }
           raise(SIGKILL);
           return 3;
