@@ -149,11 +149,16 @@ c10::intrusive_ptr<DeepCommWork> DeepCommBackend::start(OpType type, const char*
                                                         const std::function<void(Starter&)>& calls) {
   auto work = c10::make_intrusive<DeepCommWork>(getRank(), type, name, std::move(outputs));
   std::lock_guard<std::mutex> lock(issue_mutex_);
+  queue_->begin(work);
   {
     Starter starter(*work, comm_);
-    calls(starter);
+    try {
+      calls(starter);
+    } catch (...) {  // a check inside calls(): the calls made so far still complete
+      work->start_error = std::current_exception();
+    }
   }
-  queue_->push(work);
+  queue_->started();
   return work;
 }
 
@@ -161,18 +166,18 @@ void DeepCommBackend::reduce_call(Starter& s, const at::Tensor& buffer, const c1
   Reduction r = reduction_of(buffer, op);
   if (r.premul) {
     try {
-      make_premul_sum(r, comm_);
+      make_premul_sum(r, s.comm());
     } catch (const std::exception& e) {
       s.fail(e.what());
       return;
     }
-    s.on_cleanup([op = r.op, comm = comm_] { dcRedOpDestroy(op, comm); });
+    s.on_cleanup([op = r.op, comm = s.comm()] { dcRedOpDestroy(op, comm); });
   }
   void* data = buffer.data_ptr();
   if (root < 0)
-    s.call("dcAllReduce", [&](dcRequest_t* q) { return dcAllReduce(data, data, r.count, r.type, r.op, comm_, q); });
+    s.call("dcAllReduce", [&](dcRequest_t* q) { return dcAllReduce(data, data, r.count, r.type, r.op, s.comm(), q); });
   else
-    s.call("dcReduce", [&](dcRequest_t* q) { return dcReduce(data, data, r.count, r.type, r.op, root, comm_, q); });
+    s.call("dcReduce", [&](dcRequest_t* q) { return dcReduce(data, data, r.count, r.type, r.op, root, s.comm(), q); });
 }
 
 Work DeepCommBackend::allreduce(std::vector<at::Tensor>& tensors, const c10d::AllreduceOptions& opts) {
@@ -198,7 +203,7 @@ Work DeepCommBackend::broadcast(std::vector<at::Tensor>& tensors, const c10d::Br
   const int root = static_cast<int>(opts.rootRank);
   return start(OpType::BROADCAST, "broadcast", {t}, [&](Starter& s) {
     void* data = s.in_out(t).data_ptr();
-    s.call("dcBroadcast", [&](dcRequest_t* q) { return dcBroadcast(data, data, bytes_of(t), dcUint8, root, comm_, q); });
+    s.call("dcBroadcast", [&](dcRequest_t* q) { return dcBroadcast(data, data, bytes_of(t), dcUint8, root, s.comm(), q); });
   });
 }
 
@@ -217,7 +222,7 @@ Work DeepCommBackend::allgather(std::vector<std::vector<at::Tensor>>& outputs, s
   return start(OpType::ALLGATHER, "allgather", outputs[0], [&](Starter& s) {
     const void* in = s.in(input).data_ptr();
     void* flat = s.gathered(input, outputs[0]).data_ptr();
-    s.call("dcAllGather", [&](dcRequest_t* q) { return dcAllGather(in, flat, bytes_of(input), dcUint8, comm_, q); });
+    s.call("dcAllGather", [&](dcRequest_t* q) { return dcAllGather(in, flat, bytes_of(input), dcUint8, s.comm(), q); });
   });
 }
 
@@ -226,7 +231,7 @@ Work DeepCommBackend::_allgather_base(at::Tensor& output, at::Tensor& input, con
   return start(OpType::_ALLGATHER_BASE, "all_gather_into_tensor", {output}, [&](Starter& s) {
     const void* in = s.in(input).data_ptr();
     void* out = s.out(output).data_ptr();
-    s.call("dcAllGather", [&](dcRequest_t* q) { return dcAllGather(in, out, bytes_of(input), dcUint8, comm_, q); });
+    s.call("dcAllGather", [&](dcRequest_t* q) { return dcAllGather(in, out, bytes_of(input), dcUint8, s.comm(), q); });
   });
 }
 
@@ -240,7 +245,7 @@ Work DeepCommBackend::allgather_into_tensor_coalesced(std::vector<at::Tensor>& o
       const void* in = s.in(inputs[i]).data_ptr();
       void* out = s.out(outputs[i]).data_ptr();
       const size_t bytes = bytes_of(inputs[i]);
-      s.call("dcAllGather", [&](dcRequest_t* q) { return dcAllGather(in, out, bytes, dcUint8, comm_, q); });
+      s.call("dcAllGather", [&](dcRequest_t* q) { return dcAllGather(in, out, bytes, dcUint8, s.comm(), q); });
     }
   });
 }
@@ -261,7 +266,7 @@ Work DeepCommBackend::gather(std::vector<std::vector<at::Tensor>>& outputs, std:
   return start(OpType::GATHER, "gather", results, [&](Starter& s) {
     const void* in = s.in(input).data_ptr();
     void* flat = is_root ? s.gathered(input, results).data_ptr() : nullptr;
-    s.call("dcGather", [&](dcRequest_t* q) { return dcGather(in, flat, bytes_of(input), dcUint8, root, comm_, q); });
+    s.call("dcGather", [&](dcRequest_t* q) { return dcGather(in, flat, bytes_of(input), dcUint8, root, s.comm(), q); });
   });
 }
 
@@ -280,7 +285,7 @@ Work DeepCommBackend::scatter(std::vector<at::Tensor>& outputs, std::vector<std:
   return start(OpType::SCATTER, "scatter", {output}, [&](Starter& s) {
     const void* flat = is_root ? s.concatenated(inputs[0]).data_ptr() : nullptr;
     void* out = s.out(output).data_ptr();
-    s.call("dcScatter", [&](dcRequest_t* q) { return dcScatter(flat, out, bytes_of(output), dcUint8, root, comm_, q); });
+    s.call("dcScatter", [&](dcRequest_t* q) { return dcScatter(flat, out, bytes_of(output), dcUint8, root, s.comm(), q); });
   });
 }
 
@@ -322,16 +327,16 @@ void DeepCommBackend::reduce_scatter_call(Starter& s, const at::Tensor& input, c
   Reduction r = reduction_of(output, op);
   if (r.premul) {
     try {
-      make_premul_sum(r, comm_);
+      make_premul_sum(r, s.comm());
     } catch (const std::exception& e) {
       s.fail(e.what());
       return;
     }
-    s.on_cleanup([op = r.op, comm = comm_] { dcRedOpDestroy(op, comm); });
+    s.on_cleanup([op = r.op, comm = s.comm()] { dcRedOpDestroy(op, comm); });
   }
   const void* in = input.data_ptr();
   void* out = output.data_ptr();
-  s.call("dcReduceScatter", [&](dcRequest_t* q) { return dcReduceScatter(in, out, r.count, r.type, r.op, comm_, q); });
+  s.call("dcReduceScatter", [&](dcRequest_t* q) { return dcReduceScatter(in, out, r.count, r.type, r.op, s.comm(), q); });
 }
 
 Work DeepCommBackend::alltoall_base(at::Tensor& output, at::Tensor& input, std::vector<int64_t>& output_splits,
@@ -346,7 +351,7 @@ Work DeepCommBackend::alltoall_base(at::Tensor& output, at::Tensor& input, std::
     return start(OpType::ALLTOALL_BASE, "all_to_all_single", {output}, [&](Starter& s) {
       const void* in = s.in(input).data_ptr();
       void* out = s.out(output).data_ptr();
-      s.call("dcAlltoAll", [&](dcRequest_t* q) { return dcAlltoAll(in, out, bytes_of(input) / n, dcUint8, comm_, q); });
+      s.call("dcAlltoAll", [&](dcRequest_t* q) { return dcAlltoAll(in, out, bytes_of(input) / n, dcUint8, s.comm(), q); });
     });
   }
   // Uneven: splits count rows of dimension 0; empty splits on one side mean even rows.
@@ -396,8 +401,8 @@ Work DeepCommBackend::exchange(const char* name, std::vector<at::Tensor> outputs
       const size_t out_bytes = bytes_of(receives[p]);
       const void* in = s.in(sends[p]).data_ptr();
       const size_t in_bytes = bytes_of(sends[p]);
-      if (out_bytes) s.call("dcRecv", [&](dcRequest_t* q) { return dcRecv(out, out_bytes, dcUint8, p, comm_, q); });
-      if (in_bytes) s.call("dcSend", [&](dcRequest_t* q) { return dcSend(in, in_bytes, dcUint8, p, comm_, q); });
+      if (out_bytes) s.call("dcRecv", [&](dcRequest_t* q) { return dcRecv(out, out_bytes, dcUint8, p, s.comm(), q); });
+      if (in_bytes) s.call("dcSend", [&](dcRequest_t* q) { return dcSend(in, in_bytes, dcUint8, p, s.comm(), q); });
     }
   });
 }
@@ -408,7 +413,7 @@ Work DeepCommBackend::send(std::vector<at::Tensor>& tensors, int dst, int) {
   const at::Tensor& t = single(tensors, "send");
   return start(OpType::SEND, "send", {t}, [&](Starter& s) {
     const void* in = s.in(t).data_ptr();
-    s.call("dcSend", [&](dcRequest_t* q) { return dcSend(in, bytes_of(t), dcUint8, dst, comm_, q); });
+    s.call("dcSend", [&](dcRequest_t* q) { return dcSend(in, bytes_of(t), dcUint8, dst, s.comm(), q); });
   });
 }
 
@@ -416,7 +421,7 @@ Work DeepCommBackend::recv(std::vector<at::Tensor>& tensors, int src, int) {
   const at::Tensor& t = single(tensors, "recv");
   return start(OpType::RECV, "recv", {t}, [&](Starter& s) {
     void* out = s.out(t).data_ptr();
-    s.call("dcRecv", [&](dcRequest_t* q) { return dcRecv(out, bytes_of(t), dcUint8, src, comm_, q); });
+    s.call("dcRecv", [&](dcRequest_t* q) { return dcRecv(out, bytes_of(t), dcUint8, src, s.comm(), q); });
   });
 }
 
@@ -424,7 +429,7 @@ Work DeepCommBackend::barrier(const c10d::BarrierOptions&) {
   at::Tensor token = at::zeros({1}, at::kInt);
   return start(OpType::BARRIER, "barrier", {}, [&](Starter& s) {
     void* data = s.in_out(token).data_ptr();
-    s.call("dcAllReduce", [&](dcRequest_t* q) { return dcAllReduce(data, data, 1, dcInt32, dcSum, comm_, q); });
+    s.call("dcAllReduce", [&](dcRequest_t* q) { return dcAllReduce(data, data, 1, dcInt32, dcSum, s.comm(), q); });
   });
 }
 

@@ -23,7 +23,6 @@ class DeepCommBackend : public c10d::Backend {
   ~DeepCommBackend() override;
 
   const std::string getBackendName() const override { return "deepcomm"; }
-  dcComm_t comm() const { return comm_; }
 
   c10::intrusive_ptr<c10d::Work> broadcast(std::vector<at::Tensor>& tensors, const c10d::BroadcastOptions& opts) override;
   c10::intrusive_ptr<c10d::Work> allreduce(std::vector<at::Tensor>& tensors, const c10d::AllreduceOptions& opts) override;

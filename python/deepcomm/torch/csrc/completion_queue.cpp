@@ -17,10 +17,18 @@ CompletionQueue::~CompletionQueue() {
   watchdog_.join();
 }
 
-void CompletionQueue::push(c10::intrusive_ptr<DeepCommWork> work) {
+void CompletionQueue::begin(c10::intrusive_ptr<DeepCommWork> work) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     pending_.push_back({std::move(work), Clock::now() + timeout_});
+  }
+  changed_.notify_all();
+}
+
+void CompletionQueue::started() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    pending_.back().started = true;
   }
   changed_.notify_all();
 }
@@ -33,7 +41,9 @@ bool CompletionQueue::revoked() const {
 void CompletionQueue::complete_loop() {
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
-    changed_.wait(lock, [this] { return stopping_ || !pending_.empty(); });
+    changed_.wait(lock, [this] {
+      return pending_.empty() ? stopping_ : pending_.front().started;
+    });
     if (pending_.empty()) return;
     c10::intrusive_ptr<DeepCommWork> work = pending_.front().work;  // stays queued for the watchdog
     lock.unlock();
@@ -47,7 +57,7 @@ void CompletionQueue::complete_loop() {
     pending_.pop_front();
     lock.unlock();
     changed_.notify_all();
-    work->complete(error, runner_);
+    work->complete(error);
     lock.lock();
   }
 }

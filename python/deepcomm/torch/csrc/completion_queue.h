@@ -1,10 +1,9 @@
 // Completes a group's operations in the order they were started, on one thread that waits on their
 // DeepComm requests, and enforces the group's timeout: a watchdog thread revokes the communicator
 // when the oldest pending operation outlives it, which fails that operation (and every later one)
-// on every rank instead of leaving anyone waiting. Futures are completed on a CallbackRunner.
+// on every rank instead of leaving anyone waiting. It never runs future callbacks (work.h).
 #pragma once
 
-#include "callback_runner.h"
 #include "work.h"
 
 #include <chrono>
@@ -23,8 +22,13 @@ class CompletionQueue {
   CompletionQueue(const CompletionQueue&) = delete;
   CompletionQueue& operator=(const CompletionQueue&) = delete;
 
-  // work's requests are started; the queue owns them from here.
-  void push(c10::intrusive_ptr<DeepCommWork> work);
+  // An operation about to start its DeepComm calls: its deadline runs from here, because a call
+  // may complete a small operation before it returns (DeepComm's flat path), waiting for the peers
+  // in the calling thread; the watchdog's revoke wakes it.
+  void begin(c10::intrusive_ptr<DeepCommWork> work);
+  // The operation of the last begin() made its calls; the queue owns its requests from here.
+  // begin/started pairs do not interleave (the backend's issue lock).
+  void started();
 
   // True once the watchdog revoked the communicator (it is unusable; destroy, not finalize).
   bool revoked() const;
@@ -34,6 +38,7 @@ class CompletionQueue {
   struct Pending {
     c10::intrusive_ptr<DeepCommWork> work;
     Clock::time_point deadline;
+    bool started = false;
   };
 
   void complete_loop();
@@ -48,7 +53,6 @@ class CompletionQueue {
   const DeepCommWork* timed_out_ = nullptr;  // the operation the watchdog revoked for
   bool revoked_ = false;
   bool stopping_ = false;
-  CallbackRunner runner_;  // declared before the threads: it outlives them
   std::thread completer_;
   std::thread watchdog_;
 };

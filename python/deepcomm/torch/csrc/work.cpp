@@ -1,7 +1,5 @@
 #include "work.h"
 
-#include "callback_runner.h"
-
 #include <ATen/core/ivalue.h>
 #include <c10/util/Exception.h>
 
@@ -26,40 +24,28 @@ bool DeepCommWork::wait(std::chrono::milliseconds timeout) {
 }
 
 c10::intrusive_ptr<c10::ivalue::Future> DeepCommWork::getFuture() {
-  bool complete_now = false;
   std::exception_ptr error;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (!future_requested_) {
-      future_requested_ = true;
-      complete_now = completed_;  // complete() has passed and left the future to us
-      error = exception_;
-    }
+    std::unique_lock<std::mutex> lock(mutex_);
+    cv_.wait(lock, [this] { return completed_; });  // every operation has a deadline
+    if (future_completed_) return future_;
+    future_completed_ = true;
+    error = exception_;
   }
-  if (complete_now) complete_future(error);
-  return future_;
-}
-
-void DeepCommWork::complete(std::exception_ptr error, CallbackRunner& runner) {
-  bool future_requested;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    completed_ = true;
-    exception_ = error;
-    future_requested = future_requested_;
-  }
-  cv_.notify_all();
-  if (future_requested) {
-    c10::intrusive_ptr<DeepCommWork> self = c10::intrusive_ptr<DeepCommWork>::reclaim_copy(this);
-    runner.post([self, error] { self->complete_future(error); });
-  }
-}
-
-void DeepCommWork::complete_future(std::exception_ptr error) {
   if (error)
     future_->setError(error);
   else
     future_->markCompleted(c10::IValue(outputs_));
+  return future_;
+}
+
+void DeepCommWork::complete(std::exception_ptr error) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    completed_ = true;
+    exception_ = error;
+  }
+  cv_.notify_all();
 }
 
 }  // namespace deepcomm_torch

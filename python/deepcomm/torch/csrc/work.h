@@ -12,8 +12,6 @@
 
 namespace deepcomm_torch {
 
-class CallbackRunner;
-
 class DeepCommWork : public c10d::Work {
  public:
   DeepCommWork(int rank, c10d::OpType type, const char* name, std::vector<at::Tensor> outputs);
@@ -22,10 +20,16 @@ class DeepCommWork : public c10d::Work {
   // timeout; rethrows the operation's error.
   bool wait(std::chrono::milliseconds timeout = kNoTimeout) override;
   std::vector<at::Tensor> result() override { return outputs_; }
+  // Waits for completion, then completes the future in the calling thread. Callbacks attached
+  // next run in that thread (e.g. DDP's autograd thread) at the same point on every rank, so the
+  // collectives they issue keep one order per group on every rank, as DeepComm requires. Were the
+  // future completed by the completion thread, a callback's collective (PowerSGD's) would race
+  // with the next call from the autograd thread. The completion thread never runs callbacks, so a
+  // callback may wait on the future of a collective it issued.
   c10::intrusive_ptr<c10::ivalue::Future> getFuture() override;
 
-  // Marks it completed (error or not) and completes its future on a runner thread, never here.
-  void complete(std::exception_ptr error, CallbackRunner& runner);
+  // Marks it completed, with error or not (the completion thread, once).
+  void complete(std::exception_ptr error);
 
   const std::string name;
   std::vector<dcRequest_t> requests;         // started, in order
@@ -35,11 +39,9 @@ class DeepCommWork : public c10d::Work {
   std::vector<at::Tensor> keep_alive;        // inputs and staging buffers the requests use
 
  private:
-  void complete_future(std::exception_ptr error);
-
   std::vector<at::Tensor> outputs_;
   c10::intrusive_ptr<c10::ivalue::Future> future_;
-  bool future_requested_ = false;  // under mutex_: someone may have attached callbacks
+  bool future_completed_ = false;  // under mutex_
 };
 
 }  // namespace deepcomm_torch
