@@ -42,9 +42,8 @@ void async_serve_handshake(Socket& socket, std::shared_ptr<handshake::Server> se
       asio::async_read(socket, asio::buffer(s->proof), [&socket, s](const error_code& ec, size_t) {
         if (ec) return s->done(false);
         const bool accepted = s->server->on_proof(s->proof, &s->verdict);
-        asio::async_write(socket, asio::buffer(s->verdict), [s, accepted](const error_code& ec, size_t) {
-          s->done(accepted && !ec);
-        });
+        asio::async_write(socket, asio::buffer(s->verdict),
+                          [s, accepted](const error_code& ec, size_t) { s->done(accepted && !ec); });
       });
     });
   });
@@ -89,8 +88,9 @@ void async_client_handshake(Socket& socket, std::shared_ptr<handshake::Client> c
         asio::async_read(socket, asio::buffer(s->verdict), [s, closed](const error_code& ec, size_t) {
           if (ec) return s->done(closed(ec));
           if (!s->client->on_verdict(s->verdict))
-            return s->done(R{R::Rejected, "it rejected our proof: this rank holds a different secret "
-                                          "(another unique id, or another DEEPCOMM_SECRET)"});
+            return s->done(R{R::Rejected,
+                             "it rejected our proof: this rank holds a different secret "
+                             "(another unique id, or another DEEPCOMM_SECRET)"});
           s->done(R{R::Accepted, ""});
         });
       });

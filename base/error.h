@@ -1,5 +1,6 @@
 // Internal error type. Inside the library failures are thrown as dc::Error and caught at the C ABI
-// boundary (api_guard), which turns them into a dcResult_t plus a per-thread message.
+// boundary (guard_c_abi in base/c_abi_guard.h), which turns them into the API's result code plus a
+// per-thread message.
 #pragma once
 
 #include <cstdint>
@@ -30,9 +31,7 @@ struct Status {
   static Status failure(dcResult_t c, std::string m) { return {c, std::move(m)}; }
 };
 
-[[noreturn]] inline void fail(dcResult_t code, const std::string& message) {
-  throw Error(code, message);
-}
+[[noreturn]] inline void fail(dcResult_t code, const std::string& message) { throw Error(code, message); }
 
 // Per-thread message for dcGetLastError / ncclGetLastError.
 void set_last_error(const std::string& message);

@@ -30,8 +30,8 @@ uint64_t get_u64(const uint8_t* at) {
   return v;
 }
 
-Digest proof(const Secret& secret, const char* label, Purpose purpose, uint64_t session,
-             const uint8_t* client_nonce, const uint8_t* server_nonce) {
+Digest proof(const Secret& secret, const char* label, Purpose purpose, uint64_t session, const uint8_t* client_nonce,
+             const uint8_t* server_nonce) {
   HmacSha256 h(secret.bytes.data(), secret.bytes.size());
   h.update(label, std::strlen(label) + 1);
   h.update(kDomain, sizeof kDomain);
@@ -55,14 +55,12 @@ Server::Server(const Secret& secret, uint64_t session, std::vector<Purpose> acce
     : secret_(secret), session_(session), accepted_(std::move(accepted)) {}
 
 Server::Step Server::on_challenge(const Challenge& in, Response* out) {
-  if (challenged_ || std::memcmp(in.data(), kChallengeMagic, 4) != 0 || !all_zero(&in[6], 2))
-    return Step::Drop;
+  if (challenged_ || std::memcmp(in.data(), kChallengeMagic, 4) != 0 || !all_zero(&in[6], 2)) return Step::Drop;
   challenged_ = true;
   out->fill(0);
   std::memcpy(out->data(), kResponseMagic, 4);
   purpose_ = static_cast<Purpose>(in[5]);
-  const bool known = in[4] == kVersion &&
-                     std::find(accepted_.begin(), accepted_.end(), purpose_) != accepted_.end();
+  const bool known = in[4] == kVersion && std::find(accepted_.begin(), accepted_.end(), purpose_) != accepted_.end();
   if (!known) {
     (*out)[4] = kUnsupported;
     return Step::Refuse;
@@ -115,12 +113,10 @@ bool Client::on_verdict(const Verdict& in) const { return std::memcmp(in.data(),
 
 std::string describe(Client::Step step) {
   switch (step) {
-    case Client::Step::Continue:
-      return "handshake in progress";
+    case Client::Step::Continue: return "handshake in progress";
     case Client::Step::OtherSession:
       return "it serves another communicator (the unique id is stale or names another job)";
-    case Client::Step::Unsupported:
-      return "it does not serve this kind of connection (another DeepComm version?)";
+    case Client::Step::Unsupported: return "it does not serve this kind of connection (another DeepComm version?)";
     case Client::Step::ServerUnproven:
       return "it did not prove knowledge of the unique id's secret (a different secret, or not DeepComm)";
   }

@@ -73,10 +73,10 @@ class Server {
 class Client {
  public:
   enum class Step {
-    Continue,       // send the proof, then read the verdict
-    OtherSession,   // the server serves another communicator
-    Unsupported,    // the server does not serve this purpose (or this version)
-    ServerUnproven, // the server did not prove the secret, or spoke garbage
+    Continue,        // send the proof, then read the verdict
+    OtherSession,    // the server serves another communicator
+    Unsupported,     // the server does not serve this purpose (or this version)
+    ServerUnproven,  // the server did not prove the secret, or spoke garbage
   };
   Client(const Secret& secret, Purpose purpose, uint64_t session);  // draws the nonce
   const Challenge& challenge() const { return challenge_; }

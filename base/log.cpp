@@ -4,9 +4,10 @@
 
 #include <atomic>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <strings.h>
+#include <optional>
+#include <string>
+
+#include "base/settings.h"
 
 namespace dc {
 
@@ -14,15 +15,24 @@ namespace {
 
 std::atomic<int> g_level{-1};
 
-LogLevel parse_level() {
-  const char* v = std::getenv("DEEPCOMM_DEBUG");
-  if (!v || !*v) v = std::getenv("NCCL_DEBUG");
-  if (!v || !*v) return LogLevel::Warn;
-  if (!strcasecmp(v, "TRACE")) return LogLevel::Trace;
-  if (!strcasecmp(v, "INFO")) return LogLevel::Info;
-  if (!strcasecmp(v, "WARN")) return LogLevel::Warn;
-  if (!strcasecmp(v, "NONE") || !strcasecmp(v, "VERSION")) return LogLevel::None;
-  return LogLevel::Warn;
+// DEEPCOMM_DEBUG, else NCCL_DEBUG (base/settings.h). Parsed without the config helper's reporting,
+// which logs: a bad value is returned in *bad and told once the level is known.
+LogLevel parse_level(std::string* bad) {
+  using namespace settings;
+  std::optional<std::string> v = config::raw(kDeepcommDebug);
+  const config::Setting* setting = &kDeepcommDebug;
+  if (!v) {
+    v = config::raw(kNcclDebug);
+    setting = &kNcclDebug;
+  }
+  if (!v) return LogLevel::Warn;
+  const std::optional<int> level = config::parse_choice(*setting, *v);
+  if (!level) {
+    *bad = std::string("DeepComm: ") + setting->name + "=" + *v + " is not " + config::expected(*setting) +
+           "; using the default (WARN)";
+    return LogLevel::Warn;
+  }
+  return *level <= static_cast<int>(LogLevel::Trace) ? static_cast<LogLevel>(*level) : LogLevel::None;
 }
 
 }  // namespace
@@ -30,8 +40,10 @@ LogLevel parse_level() {
 LogLevel log_level() {
   int l = g_level.load(std::memory_order_relaxed);
   if (l < 0) {
-    l = static_cast<int>(parse_level());
+    std::string bad;
+    l = static_cast<int>(parse_level(&bad));
     g_level.store(l, std::memory_order_relaxed);
+    if (!bad.empty()) DC_WARN("%s", bad.c_str());
   }
   return static_cast<LogLevel>(l);
 }
@@ -48,8 +60,7 @@ void log_message(LogLevel level, const char* fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(text, sizeof text, fmt, ap);
   va_end(ap);
-  fprintf(stderr, "%s:%d DeepComm %s %s\n", host, static_cast<int>(getpid()),
-          names[static_cast<int>(level)], text);
+  fprintf(stderr, "%s:%d DeepComm %s %s\n", host, static_cast<int>(getpid()), names[static_cast<int>(level)], text);
 }
 
 }  // namespace dc

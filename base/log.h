@@ -16,11 +16,11 @@ void log_message(LogLevel level, const char* fmt, ...) __attribute__((format(pri
 }  // namespace dc
 
 #define DC_WARN(...) ::dc::log_message(::dc::LogLevel::Warn, __VA_ARGS__)
-#define DC_INFO(...)                                                              \
-  do {                                                                            \
+#define DC_INFO(...)                                                                                     \
+  do {                                                                                                   \
     if (::dc::log_level() >= ::dc::LogLevel::Info) ::dc::log_message(::dc::LogLevel::Info, __VA_ARGS__); \
   } while (0)
-#define DC_TRACE(...)                                                             \
-  do {                                                                            \
+#define DC_TRACE(...)                                                                                      \
+  do {                                                                                                     \
     if (::dc::log_level() >= ::dc::LogLevel::Trace) ::dc::log_message(::dc::LogLevel::Trace, __VA_ARGS__); \
   } while (0)

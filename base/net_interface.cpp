@@ -5,10 +5,10 @@
 #include <net/if.h>
 #include <netinet/in.h>
 
-#include <cstdlib>
 #include <sstream>
 
 #include "base/error.h"
+#include "base/settings.h"
 
 namespace dc {
 
@@ -49,7 +49,8 @@ const NetInterface* first(const std::vector<NetInterface>& interfaces, Wanted wa
 NetInterface select_interface(const std::vector<NetInterface>& interfaces, const std::string& spec,
                               const std::string& variable) {
   if (spec.empty()) {
-    if (auto* i = first(interfaces, [](const NetInterface& n) { return !n.loopback && !starts_with(n.name, "docker"); }))
+    if (auto* i =
+            first(interfaces, [](const NetInterface& n) { return !n.loopback && !starts_with(n.name, "docker"); }))
       return *i;
     if (auto* i = first(interfaces, [](const NetInterface& n) { return n.loopback; })) return *i;
     return NetInterface{"lo", "127.0.0.1", true, true};
@@ -60,7 +61,8 @@ NetInterface select_interface(const std::vector<NetInterface>& interfaces, const
   const bool exact = !rest.empty() && rest[0] == '=';
   if (exact) rest.erase(0, 1);
   const auto patterns = split_commas(rest);
-  if (auto* i = first(interfaces, [&](const NetInterface& n) { return matches_any(n.name, patterns, exact) != exclude; }))
+  if (auto* i =
+          first(interfaces, [&](const NetInterface& n) { return matches_any(n.name, patterns, exact) != exclude; }))
     return *i;
   fail(dcInvalidUsage, variable + "=" + spec + " matches no up network interface with an address");
 }
@@ -88,8 +90,8 @@ std::vector<NetInterface> list_interfaces() {
 }
 
 NetInterface chosen_interface() {
-  for (const char* variable : {"DEEPCOMM_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME"}) {
-    if (const char* v = std::getenv(variable); v && *v) return select_interface(list_interfaces(), v, variable);
+  for (const config::Setting* setting : {&settings::kDeepcommSocketIfname, &settings::kNcclSocketIfname}) {
+    if (auto v = config::text(*setting)) return select_interface(list_interfaces(), *v, setting->name);
   }
   return select_interface(list_interfaces(), "");
 }

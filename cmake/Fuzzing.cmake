@@ -1,6 +1,6 @@
-# libFuzzer targets (tests/topology/fuzz, tests/security/fuzz) need clang: configure a separate
-# build with -DCMAKE_CXX_COMPILER=clang++-14 -DDEEPCOMM_FUZZERS=ON. Every room is then instrumented
-# for coverage and built with AddressSanitizer and UBSan, which everything linking it inherits.
+# libFuzzer targets (tests/fuzz/CMakeLists.txt) need clang: configure a separate build with
+# -DCMAKE_CXX_COMPILER=clang++-14 -DDEEPCOMM_FUZZERS=ON. Every room is then instrumented for
+# coverage and built with AddressSanitizer and UBSan, which everything linking it inherits.
 option(DEEPCOMM_FUZZERS "Build libFuzzer targets (clang with libFuzzer)" OFF)
 if(DEEPCOMM_FUZZERS)
   include(CheckCXXSourceCompiles)
@@ -21,21 +21,5 @@ function(deepcomm_instrument_for_fuzzing target)
     target_compile_options(${target} PUBLIC
       -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
     target_link_options(${target} INTERFACE -fsanitize=address,undefined)
-  endif()
-endfunction()
-
-# deepcomm_add_fuzz_target(NAME SOURCES ... CORPUS dir [LIBS ...]): the libFuzzer target NAME (with
-# DEEPCOMM_FUZZERS) and, in every build, NAME_replay, a CTest test that feeds each corpus file to
-# the same LLVMFuzzerTestOneInput through a plain main.
-function(deepcomm_add_fuzz_target name)
-  cmake_parse_arguments(F "" "CORPUS" "SOURCES;LIBS" ${ARGN})
-  add_executable(${name}_replay ${F_SOURCES} ${PROJECT_SOURCE_DIR}/tests/topology/fuzz/replay_main.cpp)
-  target_link_libraries(${name}_replay PRIVATE ${F_LIBS})
-  add_test(NAME ${name}_replay COMMAND ${name}_replay ${F_CORPUS})
-  set_tests_properties(${name}_replay PROPERTIES TIMEOUT 120 LABELS fuzz)
-  if(DEEPCOMM_FUZZERS)
-    add_executable(${name} ${F_SOURCES})
-    target_link_libraries(${name} PRIVATE ${F_LIBS})
-    target_link_options(${name} PRIVATE -fsanitize=fuzzer)
   endif()
 endfunction()

@@ -15,7 +15,6 @@ constexpr uint64_t kSamples = 4096;
 constexpr double kConcentrated = 0.5;
 constexpr double kFlatEntropy = 6.0;
 
-
 std::string format(const char* fmt, double a, double b, double c) {
   char buf[256];
   std::snprintf(buf, sizeof buf, fmt, a, b, c);
@@ -61,15 +60,18 @@ AutoChoice choose_auto(const AccumulatedView& in, uint64_t count, const Spec& sp
   const double pct = 100.0 * choice.top_energy;
   if (choice.top_energy >= kConcentrated) {
     choice.sparse = true;
-    choice.reason = format("top-k: the largest 1%% of sampled magnitudes hold %.0f%% of the energy (>= %.0f%%); q8 would cost %.1f bits per element",
-                           pct, 100.0 * kConcentrated, choice.q8_entropy);
+    choice.reason = format(
+        "top-k: the largest 1%% of sampled magnitudes hold %.0f%% of the energy (>= %.0f%%); q8 would cost %.1f bits per element",
+        pct, 100.0 * kConcentrated, choice.q8_entropy);
   } else if (spec.error_feedback && choice.q8_entropy >= kFlatEntropy) {
     choice.sparse = true;
-    choice.reason = format("top-k: flat magnitudes (q8 entropy %.1f bits >= %.0f, largest 1%% hold %.0f%% of the energy); error feedback carries the rest",
-                           choice.q8_entropy, kFlatEntropy, pct);
+    choice.reason = format(
+        "top-k: flat magnitudes (q8 entropy %.1f bits >= %.0f, largest 1%% hold %.0f%% of the energy); error feedback carries the rest",
+        choice.q8_entropy, kFlatEntropy, pct);
   } else {
-    choice.reason = format("q8: the largest 1%% of sampled magnitudes hold only %.0f%% of the energy (< %.0f%%); q8 costs %.1f bits per element",
-                           pct, 100.0 * kConcentrated, choice.q8_entropy);
+    choice.reason = format(
+        "q8: the largest 1%% of sampled magnitudes hold only %.0f%% of the energy (< %.0f%%); q8 costs %.1f bits per element",
+        pct, 100.0 * kConcentrated, choice.q8_entropy);
   }
   return choice;
 }

@@ -17,8 +17,7 @@ bool cpu_has_avx2_set() {
   // covers the operating system saving the YMM registers.
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
   const bool f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C) != 0;
-  return f16c && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi2") &&
-         __builtin_cpu_supports("sse4.2");
+  return f16c && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("sse4.2");
 #else
   return false;
 #endif
@@ -26,9 +25,7 @@ bool cpu_has_avx2_set() {
 
 }  // namespace
 
-bool isa_available(Isa isa) {
-  return isa != Isa::avx2 || cpu_has_avx2_set();
-}
+bool isa_available(Isa isa) { return isa != Isa::avx2 || cpu_has_avx2_set(); }
 
 const CodecKernels& codec_kernels(Isa isa) {
   static const bool avx2 = cpu_has_avx2_set();

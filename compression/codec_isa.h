@@ -1,5 +1,5 @@
 // The codec's hot loops, one set per instruction set (codec_loops.inc compiled with that set's
-// flags): every set produces the same bytes and values (tests/compression/test_isa.cpp). The
+// flags): every set produces the same bytes and values (tests/compression/isa_test.cpp). The
 // encoder and decoders take the set to use; Isa::best is the fastest this CPU runs.
 #pragma once
 
@@ -7,8 +7,8 @@
 #include <cstdint>
 
 #include "compression/element.h"
-#include "compression/rng.h"
 #include "compression/form/spec.h"
+#include "compression/rng.h"
 
 namespace dc::compression {
 
@@ -61,13 +61,12 @@ struct CodecKernels {
 
   // Exact top-k's first pass over [begin, end): a_i to r_out[i] (if r_out), and a histogram of
   // the finite |a_i| bit patterns >> 20 (2048 buckets).
-  void (*accumulate_histogram)(const AccumulatedView& in, uint64_t begin, uint64_t end, float* r_out,
-                               uint32_t* hist);
+  void (*accumulate_histogram)(const AccumulatedView& in, uint64_t begin, uint64_t end, float* r_out, uint32_t* hist);
 
   // Top-k scan over [begin, end): r_out[i] = beta * a_i (if r_out); finite a_i whose magnitude bits
   // are >= thr_bits go to cand, indices of non-finite a_i to nonfinite (both hold end - begin).
-  ScanCounts (*scan_candidates)(const AccumulatedView& in, uint64_t begin, uint64_t end, float* r_out,
-                                float beta, uint32_t thr_bits, Candidate* cand, uint32_t* nonfinite);
+  ScanCounts (*scan_candidates)(const AccumulatedView& in, uint64_t begin, uint64_t end, float* r_out, float beta,
+                                uint32_t thr_bits, Candidate* cand, uint32_t* nonfinite);
 
   // Dense q8 of one chunk: symbols, scales and residuals. Returns whether an element was not finite.
   bool (*quantize_dense)(const DenseQuantizeArgs& args);
@@ -76,21 +75,19 @@ struct CodecKernels {
 
   // One Huffman stream of `count` 8-bit symbols; codes[s] = bit-reversed code | length << 16.
   // Returns the bytes written, or SIZE_MAX when `capacity` was too small.
-  size_t (*huffman_encode)(const uint8_t* symbols, size_t count, const uint32_t* codes, uint8_t* out,
-                           size_t capacity);
+  size_t (*huffman_encode)(const uint8_t* symbols, size_t count, const uint32_t* codes, uint8_t* out, size_t capacity);
 
   // `count` symbols from the section's streams (segments as wire::segment_begin) through a
   // HuffmanTable's decode_table(). False when a stream does not end exactly.
   bool (*huffman_decode)(const StreamsView& streams, const uint16_t* table, uint8_t* out, size_t count);
 
   // dst[j] += dequantized symbols[j], j < len; dst is the chunk's first element.
-  void (*accumulate_q8)(const uint8_t* symbols, const float* scales, uint32_t block, size_t len,
-                        ElemType type, void* dst);
+  void (*accumulate_q8)(const uint8_t* symbols, const float* scales, uint32_t block, size_t len, ElemType type,
+                        void* dst);
   // dst[j] += float32 values read from unaligned bytes.
   void (*accumulate_f32)(const uint8_t* values, size_t len, ElemType type, void* dst);
   // dst[offsets[j]] += values[j].
-  void (*accumulate_sparse)(const uint32_t* offsets, const float* values, size_t m, ElemType type,
-                            void* dst);
+  void (*accumulate_sparse)(const uint32_t* offsets, const float* values, size_t m, ElemType type, void* dst);
 };
 
 // The loops of `isa`; Isa::best picks AVX2 (with F16C, BMI2, SSE4.2) when built and supported.
@@ -100,8 +97,8 @@ bool isa_available(Isa isa);
 
 }  // namespace dc::compression
 
-#define DC_DECLARE_CODEC_ISA(isa) \
-  namespace dc::compression::isa { \
+#define DC_DECLARE_CODEC_ISA(isa)     \
+  namespace dc::compression::isa {    \
   extern const CodecKernels kKernels; \
   }
 DC_DECLARE_CODEC_ISA(baseline)

@@ -17,6 +17,6 @@
 #include "compression/decoder.h"
 #include "compression/encoder.h"
 #include "compression/form/message_form.h"
+#include "compression/form/spec.h"
 #include "compression/piece_decoder.h"
 #include "compression/residual.h"
-#include "compression/form/spec.h"

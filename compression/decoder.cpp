@@ -5,18 +5,16 @@
 #include <limits>
 #include <string>
 
+#include "base/error.h"
+#include "compression/form/wire_format.h"
 #include "compression/quantize.h"
 #include "compression/sparse_coder.h"
-#include "compression/form/wire_format.h"
-#include "base/error.h"
 
 namespace dc::compression {
 namespace {
 
 [[noreturn]] void bad(const std::string& why) { fail(dcInvalidArgument, "compressed message: " + why); }
-[[noreturn]] void bad_chunk(uint32_t i, const std::string& why) {
-  bad("chunk " + std::to_string(i) + ": " + why);
-}
+[[noreturn]] void bad_chunk(uint32_t i, const std::string& why) { bad("chunk " + std::to_string(i) + ": " + why); }
 
 ElemType target_type(dcDataType_t type) {
   switch (type) {
@@ -24,15 +22,15 @@ ElemType target_type(dcDataType_t type) {
     case dcFloat16: return ElemType::f16;
     case dcBfloat16: return ElemType::bf16;
     default:
-      fail(dcInvalidArgument, "compressed messages decode into float32, float16 or bfloat16, not datatype " +
-                                  std::to_string(int(type)));
+      fail(dcInvalidArgument,
+           "compressed messages decode into float32, float16 or bfloat16, not datatype " + std::to_string(int(type)));
   }
 }
 
 MessageForm form_of(const uint8_t* p) {
   const uint8_t flags = p[5];
-  return {(flags & wire::kSparse) != 0, (flags & wire::kQ8) != 0, (flags & wire::kHuffman) != 0,
-          wire::get_u32(p + 16), p[6]};
+  return {(flags & wire::kSparse) != 0, (flags & wire::kQ8) != 0, (flags & wire::kHuffman) != 0, wire::get_u32(p + 16),
+          p[6]};
 }
 
 uint64_t chunk_count_of(uint64_t count, uint32_t log2) { return (count + (uint64_t(1) << log2) - 1) >> log2; }
@@ -123,8 +121,8 @@ MessageHeader MessageHeader::parse(std::span<const uint8_t> bytes, Isa isa) {
     m.chunk_crcs_.push_back(wire::get_u32(p + table_end + wire::kChunkEntryBytes * i + 4));
     begin = end;
   }
-  if (begin != m.message_bytes_) bad("chunks end at byte " + std::to_string(begin) + ", the message at " +
-                                     std::to_string(m.message_bytes_));
+  if (begin != m.message_bytes_)
+    bad("chunks end at byte " + std::to_string(begin) + ", the message at " + std::to_string(m.message_bytes_));
   return m;
 }
 
@@ -158,8 +156,8 @@ const uint8_t* ChunkDecoder::huffman_symbols(const MessageHeader& h, uint32_t i,
   return symbols_.data();
 }
 
-void ChunkDecoder::decode_sparse_section(const MessageHeader& h, uint32_t i, std::span<const uint8_t> section,
-                                         size_t m, uint32_t elems) {
+void ChunkDecoder::decode_sparse_section(const MessageHeader& h, uint32_t i, std::span<const uint8_t> section, size_t m,
+                                         uint32_t elems) {
   const HuffmanTable* values = h.form().q8 ? &h.value_table() : nullptr;
   const bool empty_table =
       h.gap_table().kind() == HuffmanTable::Kind::empty || (values && values->kind() == HuffmanTable::Kind::empty);
@@ -168,8 +166,8 @@ void ChunkDecoder::decode_sparse_section(const MessageHeader& h, uint32_t i, std
   std::vector<uint32_t>& gaps = offsets_;
   for (unsigned s = 0; s < streams.count; ++s) {
     const uint64_t b = wire::segment_begin(m, streams.count, s), e = wire::segment_begin(m, streams.count, s + 1);
-    if (!decode_sparse_stream(streams.data[s], streams.size[s], e - b, h.gap_table(), values,
-                              h.form().chunk_log2 + 1, gaps.data() + b, symbols_.data() + b, values_.data() + b))
+    if (!decode_sparse_stream(streams.data[s], streams.size[s], e - b, h.gap_table(), values, h.form().chunk_log2 + 1,
+                              gaps.data() + b, symbols_.data() + b, values_.data() + b))
       bad_chunk(i, "an index stream does not decode to its length");
   }
   int64_t offset = -1;
@@ -233,7 +231,8 @@ void ChunkDecoder::decode_accumulate(const MessageHeader& h, uint32_t i, std::sp
   auto check_floats = [&](const uint8_t* raw, size_t n) {
     if (h.nonfinite()) return;
     for (size_t j = 0; j < n; ++j)
-      if ((wire::get_u32(raw + 4 * j) & kAbsMask) >= kInfBits) bad_chunk(i, "a non-finite value in a message flagged finite");
+      if ((wire::get_u32(raw + 4 * j) & kAbsMask) >= kInfBits)
+        bad_chunk(i, "a non-finite value in a message flagged finite");
   };
 
   if (!sparse) {

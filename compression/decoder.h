@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "compression/codec_isa.h"
-#include "compression/huffman_table.h"
 #include "compression/form/message_form.h"
+#include "compression/huffman_table.h"
 #include "deepcomm/deepcomm.h"
 
 namespace dc::compression {
@@ -70,17 +70,16 @@ class ChunkDecoder {
   // Checks chunk i's checksum (unless `checksum_verified`) and structure, then adds its values to
   // its elements of dst (dst.count must be the message's). `bytes`: exactly the chunk's bytes.
   // On an error dst is untouched.
-  void decode_accumulate(const MessageHeader& header, uint32_t i, std::span<const uint8_t> bytes,
-                         const Target& dst, bool checksum_verified = false);
+  void decode_accumulate(const MessageHeader& header, uint32_t i, std::span<const uint8_t> bytes, const Target& dst,
+                         bool checksum_verified = false);
   // Time spent adding (or writing) decoded values into targets so far; the rest of a decode is
   // checking and unpacking.
   double accumulate_seconds() const { return accumulate_seconds_; }
 
  private:
-  const uint8_t* huffman_symbols(const MessageHeader& h, uint32_t i, std::span<const uint8_t> section,
-                                 size_t count);
-  void decode_sparse_section(const MessageHeader& h, uint32_t i, std::span<const uint8_t> section,
-                             size_t m, uint32_t elems);
+  const uint8_t* huffman_symbols(const MessageHeader& h, uint32_t i, std::span<const uint8_t> section, size_t count);
+  void decode_sparse_section(const MessageHeader& h, uint32_t i, std::span<const uint8_t> section, size_t m,
+                             uint32_t elems);
 
   const CodecKernels& kernels_;
   std::vector<uint8_t> symbols_;

@@ -8,13 +8,13 @@
 #include <cstring>
 #include <string>
 
+#include "base/error.h"
 #include "compression/auto_choice.h"
 #include "compression/form/message_form.h"
+#include "compression/form/wire_format.h"
 #include "compression/quantize.h"
 #include "compression/rng.h"
 #include "compression/sparse_coder.h"
-#include "compression/form/wire_format.h"
-#include "base/error.h"
 
 namespace dc::compression {
 namespace {
@@ -25,14 +25,12 @@ ElemType elem_type_of(dcDataType_t type) {
     case dcFloat16: return ElemType::f16;
     case dcBfloat16: return ElemType::bf16;
     default:
-      fail(dcInvalidArgument, "compression takes float32, float16 or bfloat16 buffers, not datatype " +
-                                  std::to_string(int(type)));
+      fail(dcInvalidArgument,
+           "compression takes float32, float16 or bfloat16 buffers, not datatype " + std::to_string(int(type)));
   }
 }
 
-[[noreturn]] void capacity_bug() {
-  fail(dcInternalError, "compression: a message outgrew its worst-case size");
-}
+[[noreturn]] void capacity_bug() { fail(dcInternalError, "compression: a message outgrew its worst-case size"); }
 
 // q8 of kept values in blocks of `block` kept elements (the same arithmetic as the dense loops);
 // residual[index] = beta * (a - sent) for the finite ones.
@@ -55,8 +53,8 @@ void quantize_kept(const Candidate* kept, size_t m, uint32_t block, Rounding rou
         continue;
       }
       const float t = c.value * s.inv;
-      const float q = clamp_q8(rounding == Rounding::nearest ? round_nearest(t)
-                                                             : round_stochastic(t, uniform01(key, c.index)));
+      const float q =
+          clamp_q8(rounding == Rounding::nearest ? round_nearest(t) : round_stochastic(t, uniform01(key, c.index)));
       symbols[b0 + j] = uint8_t(zigzag(int32_t(q)));
       if (residual) residual[c.index] = beta * (c.value - q * s.scale);
     }
@@ -86,8 +84,17 @@ bool Encoder::prepare_dense(const Spec& spec, const AccumulatedView& in, float* 
   const RoundingKey key = rounding_key(seed);
   bool nonfinite = false;
   for (const Chunk& c : chunks_) {
-    const DenseQuantizeArgs args{in, c.begin, c.len, residual, spec.beta, spec.block, spec.rounding, key,
-                                 c.begin, symbols_.data() + c.symbol_offset, scales_.data() + c.scale_offset};
+    const DenseQuantizeArgs args{in,
+                                 c.begin,
+                                 c.len,
+                                 residual,
+                                 spec.beta,
+                                 spec.block,
+                                 spec.rounding,
+                                 key,
+                                 c.begin,
+                                 symbols_.data() + c.symbol_offset,
+                                 scales_.data() + c.scale_offset};
     nonfinite |= kernels_.quantize_dense(args);
   }
   return nonfinite;
@@ -96,8 +103,7 @@ bool Encoder::prepare_dense(const Spec& spec, const AccumulatedView& in, float* 
 bool Encoder::prepare_sparse(const Spec& spec, const AccumulatedView& in, uint64_t count, float* residual,
                              uint64_t seed) {
   const uint64_t k = kept_target(spec.fraction, count);
-  selector_.select(kernels_, in, count, k, spec.selection == Selection::topk_sampled, residual, spec.beta,
-                   selected_);
+  selector_.select(kernels_, in, count, k, spec.selection == Selection::topk_sampled, residual, spec.beta, selected_);
   entries_.resize(selected_.kept.size() + selected_.nonfinite.size());
   std::merge(selected_.kept.begin(), selected_.kept.end(), selected_.nonfinite.begin(), selected_.nonfinite.end(),
              entries_.begin(), [](const Candidate& a, const Candidate& b) { return a.index < b.index; });
@@ -147,8 +153,17 @@ bool Encoder::prepare_sparse(const Spec& spec, const AccumulatedView& in, uint64
     // A dense chunk of a sparse message: the unsent elements are zeros, blocks run over positions.
     dense_values_.assign(c.len, 0.0f);
     for (size_t j = 0; j < m; ++j) dense_values_[first[j].index - c.begin] = first[j].value;
-    const DenseQuantizeArgs args{{dense_values_.data(), ElemType::f32, nullptr}, 0, c.len, nullptr, 1.0f,
-                                 spec.block, spec.rounding, key, c.begin, sym, scl};
+    const DenseQuantizeArgs args{{dense_values_.data(), ElemType::f32, nullptr},
+                                 0,
+                                 c.len,
+                                 nullptr,
+                                 1.0f,
+                                 spec.block,
+                                 spec.rounding,
+                                 key,
+                                 c.begin,
+                                 sym,
+                                 scl};
     kernels_.quantize_dense(args);
     if (!residual) continue;
     for (size_t j = 0; j < m; ++j) {
@@ -198,9 +213,9 @@ size_t Encoder::write_sparse_values(const Spec& spec, const Chunk& c, uint8_t* o
   for (unsigned s = 0; s < streams; ++s) {
     const uint64_t b = wire::segment_begin(m, streams, s), e = wire::segment_begin(m, streams, s + 1);
     const uint8_t* symbols = spec.q8 ? symbols_.data() + c.symbol_offset + b : nullptr;
-    const size_t n = encode_sparse_stream(gaps_.data() + c.entry_begin + b, symbols, floats_.data() + c.entry_begin + b,
-                                          e - b, gap_table_, spec.q8 ? &value_table_ : nullptr, out + pos,
-                                          capacity - pos);
+    const size_t n =
+        encode_sparse_stream(gaps_.data() + c.entry_begin + b, symbols, floats_.data() + c.entry_begin + b, e - b,
+                             gap_table_, spec.q8 ? &value_table_ : nullptr, out + pos, capacity - pos);
     if (n == SIZE_MAX) capacity_bug();
     if (s + 1 < streams) wire::put_u32(out + 4 * s, uint32_t(n));
     pos += n;
@@ -249,8 +264,8 @@ size_t Encoder::write_chunk(const Spec& spec, const Chunk& c, uint8_t* out, size
   return pos + 4 * m;
 }
 
-EncodeResult Encoder::encode(const Spec& spec, dcDataType_t type, const void* input, uint64_t count,
-                             Residual* residual, uint64_t seed, std::span<uint8_t> out) {
+EncodeResult Encoder::encode(const Spec& spec, dcDataType_t type, const void* input, uint64_t count, Residual* residual,
+                             uint64_t seed, std::span<uint8_t> out) {
   if (residual && residual->count() != count)
     fail(dcInvalidArgument, "compression: residual of " + std::to_string(residual->count()) +
                                 " elements for a buffer of " + std::to_string(count));
@@ -272,7 +287,8 @@ EncodeResult Encoder::encode(const Spec& spec, dcDataType_t type, const void* in
   if (spec.error_feedback && residual == nullptr)
     fail(dcInvalidArgument, "compression spec '" + spec.to_string() + "' has error feedback but no residual was given");
   if (!spec.error_feedback && residual != nullptr)
-    fail(dcInvalidArgument, "compression spec '" + spec.to_string() + "' has no error feedback (ef) but a residual was given");
+    fail(dcInvalidArgument,
+         "compression spec '" + spec.to_string() + "' has no error feedback (ef) but a residual was given");
   const uint64_t bound = max_message_bytes(spec, count);
   if (out.size() < bound)
     fail(dcInvalidArgument, "compression: output of " + std::to_string(out.size()) +

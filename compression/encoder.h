@@ -7,20 +7,20 @@
 #include <vector>
 
 #include "compression/codec_isa.h"
+#include "compression/form/spec.h"
 #include "compression/huffman_table.h"
 #include "compression/residual.h"
 #include "compression/select.h"
-#include "compression/form/spec.h"
 #include "deepcomm/deepcomm.h"
 
 namespace dc::compression {
 
 struct EncodeResult {
-  size_t bytes = 0;        // message length
-  uint64_t sent = 0;       // elements carried: all (dense) or the kept and non-finite ones
-  bool nonfinite = false;  // the input (plus residual) had a NaN or an infinity
-  Spec applied;            // the spec used: for auto, the choice made
-  std::string reason;      // auto: why that choice
+  size_t bytes = 0;           // message length
+  uint64_t sent = 0;          // elements carried: all (dense) or the kept and non-finite ones
+  bool nonfinite = false;     // the input (plus residual) had a NaN or an infinity
+  Spec applied;               // the spec used: for auto, the choice made
+  std::string reason;         // auto: why that choice
   double select_seconds = 0;  // selection or quantization, with error feedback
   double code_seconds = 0;    // code tables and writing the message
 };
@@ -35,12 +35,12 @@ class Encoder {
   // (count elements) is added to the input first and updated; otherwise it must be null. `seed`
   // keys stochastic rounding: pass a different one each call (e.g. the step number). Throws
   // dc::Error(dcInvalidArgument) for bad arguments.
-  EncodeResult encode(const Spec& spec, dcDataType_t type, const void* input, uint64_t count,
-                      Residual* residual, uint64_t seed, std::span<uint8_t> out);
+  EncodeResult encode(const Spec& spec, dcDataType_t type, const void* input, uint64_t count, Residual* residual,
+                      uint64_t seed, std::span<uint8_t> out);
   // The same with the residual as `count` floats (e.g. one block's share of a buffer's), or a
   // default (null) span.
-  EncodeResult encode(const Spec& spec, dcDataType_t type, const void* input, uint64_t count,
-                      std::span<float> residual, uint64_t seed, std::span<uint8_t> out);
+  EncodeResult encode(const Spec& spec, dcDataType_t type, const void* input, uint64_t count, std::span<float> residual,
+                      uint64_t seed, std::span<uint8_t> out);
 
  private:
   struct Chunk {
@@ -53,8 +53,7 @@ class Encoder {
   };
 
   bool prepare_dense(const Spec& spec, const AccumulatedView& in, float* residual, uint64_t seed);
-  bool prepare_sparse(const Spec& spec, const AccumulatedView& in, uint64_t count, float* residual,
-                      uint64_t seed);
+  bool prepare_sparse(const Spec& spec, const AccumulatedView& in, uint64_t count, float* residual, uint64_t seed);
   void plan_chunks(const Spec& spec, uint64_t count);
   void build_tables(const Spec& spec);
   size_t write_chunk(const Spec& spec, const Chunk& c, uint8_t* out, size_t capacity) const;

@@ -4,10 +4,10 @@
 #include <numeric>
 #include <string>
 
+#include "base/error.h"
 #include "compression/bit_io.h"
 #include "compression/form/message_form.h"
 #include "compression/form/wire_format.h"
-#include "base/error.h"
 
 namespace dc::compression {
 namespace {
@@ -32,8 +32,8 @@ std::vector<uint8_t> package_merge(const std::vector<uint64_t>& weights, unsigne
   // make the code: a leaf's length is how many of them contain it.
   struct Node {
     uint64_t weight;
-    int32_t leaf;         // position in `weights`, or -1 for a package
-    uint32_t left;        // a package's two items in the level before
+    int32_t leaf;   // position in `weights`, or -1 for a package
+    uint32_t left;  // a package's two items in the level before
   };
   const size_t n = weights.size();
   std::vector<uint32_t> order(n);
@@ -179,7 +179,8 @@ HuffmanTable HuffmanTable::read(const uint8_t* data, size_t size, unsigned alpha
       t.lengths_[s] = uint8_t(l);
       prev = l;
     }
-    if (t.lengths_[lo] == 0 || t.lengths_[hi] == 0) bad_table("the symbol range does not start and end at a used symbol");
+    if (t.lengths_[lo] == 0 || t.lengths_[hi] == 0)
+      bad_table("the symbol range does not start and end at a used symbol");
     uint64_t kraft = 0;
     for (unsigned s = lo; s <= hi; ++s)
       if (t.lengths_[s]) kraft += uint64_t(1) << (kMaxLength - t.lengths_[s]);

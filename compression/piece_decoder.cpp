@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "compression/form/wire_format.h"
 #include "base/error.h"
+#include "compression/form/wire_format.h"
 
 namespace dc::compression {
 
@@ -38,8 +38,8 @@ void PieceDecoder::take(std::span<const uint8_t>& piece) {
     return;
   }
   if (done())
-    fail(dcInvalidArgument, "compressed message: oversized: more than the " +
-                                std::to_string(header_->message_bytes()) + " bytes its header says");
+    fail(dcInvalidArgument, "compressed message: oversized: more than the " + std::to_string(header_->message_bytes()) +
+                                " bytes its header says");
   const MessageHeader::ChunkInfo c = header_->chunk(next_chunk_);
   const size_t size = c.byte_end - c.byte_begin;
   if (pending_.empty() && piece.size() >= size) {

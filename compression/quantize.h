@@ -36,9 +36,7 @@ inline BlockScale block_scale(uint32_t max_bits) {
 }
 
 // A scale a decoder accepts: what block_scale can produce.
-inline bool valid_scale(float scale) {
-  return scale >= 0.0f && float_bits_of(scale * float(wire::kQ8Max)) < kInfBits;
-}
+inline bool valid_scale(float scale) { return scale >= 0.0f && float_bits_of(scale * float(wire::kQ8Max)) < kInfBits; }
 
 // q for a finite t = a * inv, as an exactly integral float in [-126, 126] (comparisons and
 // conversions in float vectorize better than in integers). Round to nearest even: adding and
@@ -61,14 +59,14 @@ inline int32_t unzigzag(uint32_t z) { return int32_t(z >> 1) ^ -int32_t(z & 1); 
 
 // The symbol of a non-finite value (bits: its float32 pattern).
 inline uint32_t special_symbol(uint32_t bits) {
-  return (bits & kAbsMask) > kInfBits ? wire::kSymbolNaN
-                                      : (bits >> 31) ? wire::kSymbolNegInf : wire::kSymbolPosInf;
+  return (bits & kAbsMask) > kInfBits ? wire::kSymbolNaN : (bits >> 31) ? wire::kSymbolNegInf : wire::kSymbolPosInf;
 }
 
 // The float32 a symbol >= kSymbolNaN stands for.
 inline float special_value(uint32_t symbol) {
-  return float_of_bits(symbol == wire::kSymbolNaN ? wire::kCanonicalNaN
-                       : symbol == wire::kSymbolPosInf ? kInfBits : (kInfBits | 0x80000000u));
+  return float_of_bits(symbol == wire::kSymbolNaN      ? wire::kCanonicalNaN
+                       : symbol == wire::kSymbolPosInf ? kInfBits
+                                                       : (kInfBits | 0x80000000u));
 }
 
 inline float dequantize(uint32_t symbol, float scale) {

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "compression/quantize.h"
 #include "compression/form/wire_format.h"
+#include "compression/quantize.h"
 
 namespace dc::compression {
 namespace {
@@ -69,8 +69,8 @@ void TopKSelector::scan(const CodecKernels& kernels, const AccumulatedView& in, 
   for (uint64_t begin = 0; begin < count; begin += kScanBlock) {
     const uint64_t end = std::min(count, begin + kScanBlock);
     if (cand_.size() < held_ + (end - begin)) cand_.resize(held_ + (end - begin));
-    const ScanCounts got = kernels.scan_candidates(in, begin, end, r_out, beta, thr_bits,
-                                                   cand_.data() + held_, nonfinite_block.data());
+    const ScanCounts got =
+        kernels.scan_candidates(in, begin, end, r_out, beta, thr_bits, cand_.data() + held_, nonfinite_block.data());
     held_ += got.candidates;
     nonfinite_.insert(nonfinite_.end(), nonfinite_block.begin(), nonfinite_block.begin() + got.nonfinite);
     if (held_ > bound) {

@@ -13,7 +13,6 @@
 
 namespace dc::compression {
 
-
 class TopKSelector {
  public:
   struct Result {
@@ -23,16 +22,16 @@ class TopKSelector {
 
   // residual (may be null): afterwards beta * a for every element, 0 where a is not finite (the
   // caller then sets the kept elements' residuals from what it sends).
-  void select(const CodecKernels& kernels, const AccumulatedView& in, uint64_t count, uint64_t k,
-              bool sampled, float* residual, float beta, Result& out);
+  void select(const CodecKernels& kernels, const AccumulatedView& in, uint64_t count, uint64_t k, bool sampled,
+              float* residual, float beta, Result& out);
 
   // The sampled threshold: magnitude bits at or above which about 4k elements of `count` lie
   // (more when k is small).
   static uint32_t sampled_threshold(const AccumulatedView& in, uint64_t count, uint64_t k);
 
  private:
-  void scan(const CodecKernels& kernels, const AccumulatedView& in, uint64_t count, uint64_t k,
-            uint32_t thr_bits, float* r_out, float beta);
+  void scan(const CodecKernels& kernels, const AccumulatedView& in, uint64_t count, uint64_t k, uint32_t thr_bits,
+            float* r_out, float beta);
   void cut_to(uint64_t k);
 
   std::vector<Candidate> cand_;

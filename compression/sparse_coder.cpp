@@ -31,8 +31,8 @@ size_t encode_sparse_stream(const uint32_t* gaps, const uint8_t* symbols, const 
 }
 
 bool decode_sparse_stream(const uint8_t* data, size_t size, size_t count, const HuffmanTable& gap_table,
-                          const HuffmanTable* value_table, unsigned max_width, uint32_t* gaps,
-                          uint8_t* symbols, float* floats) {
+                          const HuffmanTable* value_table, unsigned max_width, uint32_t* gaps, uint8_t* symbols,
+                          float* floats) {
   BitReader r(data, size);
   constexpr uint64_t kMask = (uint64_t(1) << wire::kMaxCodeLength) - 1;
   const uint16_t* gt = gap_table.decode_table();

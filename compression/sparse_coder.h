@@ -21,7 +21,7 @@ size_t encode_sparse_stream(const uint32_t* gaps, const uint8_t* symbols, const 
 // Decodes `count` elements into gaps and symbols (value_table given) or floats. False when a gap
 // width is 0 or above max_width, or the stream does not end exactly.
 bool decode_sparse_stream(const uint8_t* data, size_t size, size_t count, const HuffmanTable& gap_table,
-                          const HuffmanTable* value_table, unsigned max_width, uint32_t* gaps,
-                          uint8_t* symbols, float* floats);
+                          const HuffmanTable* value_table, unsigned max_width, uint32_t* gaps, uint8_t* symbols,
+                          float* floats);
 
 }  // namespace dc::compression

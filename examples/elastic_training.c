@@ -60,8 +60,8 @@ static int train(int rank, dcUniqueId id) {
   int count = 0;
   dcCommCount(comm, &count);
   const int right = model[0] == expected && model[kWidth - 1] == expected && count == kRanks - 1;
-  printf("rank %d: finished %d steps on %d ranks, model %.0f (expected %.0f) %s\n", rank, kSteps, count,
-         model[0], expected, right ? "right" : "WRONG");
+  printf("rank %d: finished %d steps on %d ranks, model %.0f (expected %.0f) %s\n", rank, kSteps, count, model[0],
+         expected, right ? "right" : "WRONG");
   fflush(stdout);
   dcCommDestroy(comm);
   return right ? 0 : 1;

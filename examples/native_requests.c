@@ -10,13 +10,13 @@
 #include <stdlib.h>
 #include <time.h>
 
-#define CHECK(call)                                                                      \
-  do {                                                                                   \
-    dcResult_t r_ = (call);                                                              \
-    if (r_ != dcSuccess) {                                                               \
+#define CHECK(call)                                                                           \
+  do {                                                                                        \
+    dcResult_t r_ = (call);                                                                   \
+    if (r_ != dcSuccess) {                                                                    \
       fprintf(stderr, "%s failed: %s (%s)\n", #call, dcGetErrorString(r_), dcGetLastError()); \
-      return 1;                                                                          \
-    }                                                                                    \
+      return 1;                                                                               \
+    }                                                                                         \
   } while (0)
 
 int main(void) {
@@ -48,8 +48,8 @@ int main(void) {
       fprintf(stderr, "rank %d: element %zu = %f\n", rank, i, grad[i]);
       return 1;
     }
-  printf("rank %d of %d: all-reduce of %zu doubles done after %d polls of overlapped work (%.0f)\n", rank,
-         nranks, count, polls, work);
+  printf("rank %d of %d: all-reduce of %zu doubles done after %d polls of overlapped work (%.0f)\n", rank, nranks,
+         count, polls, work);
   free(grad);
   CHECK(dcCommDestroy(comm));
   return 0;

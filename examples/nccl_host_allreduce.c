@@ -14,14 +14,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CHECK(call)                                                                        \
-  do {                                                                                     \
-    ncclResult_t r_ = (call);                                                              \
-    if (r_ != ncclSuccess) {                                                               \
-      fprintf(stderr, "rank %d: %s failed: %s (%s)\n", rank, #call, ncclGetErrorString(r_), \
-              ncclGetLastError(NULL));                                                     \
-      return 1;                                                                            \
-    }                                                                                      \
+#define CHECK(call)                                                                                                  \
+  do {                                                                                                               \
+    ncclResult_t r_ = (call);                                                                                        \
+    if (r_ != ncclSuccess) {                                                                                         \
+      fprintf(stderr, "rank %d: %s failed: %s (%s)\n", rank, #call, ncclGetErrorString(r_), ncclGetLastError(NULL)); \
+      return 1;                                                                                                      \
+    }                                                                                                                \
   } while (0)
 
 static int run_rank(int rank, int nranks, ncclUniqueId id) {
@@ -35,7 +34,10 @@ static int run_rank(int rank, int nranks, ncclUniqueId id) {
   CHECK(ncclAllReduce(grad, grad, count, ncclFloat, ncclAvg, comm, NULL));
   const float mean = (nranks + 1) / 2.0f;
   for (size_t i = 0; i < count; ++i)
-    if (grad[i] != mean) { fprintf(stderr, "rank %d: mean %f, expected %f\n", rank, grad[i], mean); return 1; }
+    if (grad[i] != mean) {
+      fprintf(stderr, "rank %d: mean %f, expected %f\n", rank, grad[i], mean);
+      return 1;
+    }
 
   int seed = rank == 0 ? 1234 : 0;
   CHECK(ncclBcast(&seed, 1, ncclInt, 0, comm, NULL));
@@ -46,7 +48,10 @@ static int run_rank(int rank, int nranks, ncclUniqueId id) {
   CHECK(ncclRecv(next, count, ncclFloat, (rank + nranks - 1) % nranks, comm, NULL));
   CHECK(ncclGroupEnd());
 
-  if (seed != 1234 || next[count - 1] != mean) { fprintf(stderr, "rank %d: wrong result\n", rank); return 1; }
+  if (seed != 1234 || next[count - 1] != mean) {
+    fprintf(stderr, "rank %d: wrong result\n", rank);
+    return 1;
+  }
   printf("rank %d of %d: all-reduce mean %.1f, broadcast seed %d, ring exchange ok\n", rank, nranks, mean, seed);
   free(grad);
   free(next);
@@ -56,7 +61,10 @@ static int run_rank(int rank, int nranks, ncclUniqueId id) {
 
 int main(int argc, char** argv) {
   int nranks = argc > 1 ? atoi(argv[1]) : 4, rank = -1;
-  if (nranks < 1) { fprintf(stderr, "usage: %s [nranks]\n", argv[0]); return 2; }
+  if (nranks < 1) {
+    fprintf(stderr, "usage: %s [nranks]\n", argv[0]);
+    return 2;
+  }
   ncclUniqueId id;
   CHECK(ncclGetUniqueId(&id));
   pid_t* pids = calloc((size_t)nranks, sizeof(pid_t));
@@ -69,7 +77,11 @@ int main(int argc, char** argv) {
   for (int r = 0; r < nranks; ++r) {
     int status = 0;
     while (waitpid(pids[r], &status, WNOHANG) == 0) {
-      if (time(NULL) > deadline) { kill(pids[r], SIGKILL); waitpid(pids[r], &status, 0); break; }
+      if (time(NULL) > deadline) {
+        kill(pids[r], SIGKILL);
+        waitpid(pids[r], &status, 0);
+        break;
+      }
       usleep(20000);
     }
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) failed = 1;

@@ -3,7 +3,10 @@
 // overflow to the largest finite value. Written with selects instead of branches so loops over them
 // auto-vectorize. The only floating-point operations are exact and never produce a denormal, and a
 // denormal operand gives the same result whether or not it is read as zero, so neither FTZ/DAZ nor
-// the rounding mode changes anything. fp8 widens through a table of all 256 codes.
+// the rounding mode changes anything. On the CPU fp8 widens through a table of all 256 codes;
+// device code, which cannot read a host table, calls the function that builds it.
+//
+// Every function is DC_HOST_DEVICE, so the CUDA kernels share this text (kernels/element_ops.h).
 //
 // Everything here has internal linkage on purpose: the kernel loops are compiled once per
 // instruction set (reduce_loops.inc), and an inline function with external linkage would be merged
@@ -13,16 +16,18 @@
 
 #include <cstdint>
 
+#include "kernels/host_device.h"
+
 namespace dc::kernels {
 namespace {
 
-constexpr uint32_t float_bits(float f) { return __builtin_bit_cast(uint32_t, f); }
-constexpr float bits_float(uint32_t u) { return __builtin_bit_cast(float, u); }
+DC_HOST_DEVICE constexpr uint32_t float_bits(float f) { return __builtin_bit_cast(uint32_t, f); }
+DC_HOST_DEVICE constexpr float bits_float(uint32_t u) { return __builtin_bit_cast(float, u); }
 
 // Finite magnitude (sign removed) of a format with M mantissa bits and exponent bias Bias.
 // Subnormals go through an exact int->float conversion and a power-of-two scale (both normal).
 template <int M, int Bias>
-constexpr float widen_finite_magnitude(uint32_t em) {
+DC_HOST_DEVICE constexpr float widen_finite_magnitude(uint32_t em) {
   const uint32_t normal = (em << (23 - M)) + (uint32_t(127 - Bias) << 23);
   const float subnormal = float(int32_t(em)) * bits_float(uint32_t(127 + 1 - Bias - M) << 23);
   return em < (1u << M) ? subnormal : bits_float(normal);
@@ -30,7 +35,7 @@ constexpr float widen_finite_magnitude(uint32_t em) {
 
 // Rounds the magnitude bits ax (not NaN) to the format, to nearest even, clamped to MaxCode.
 template <int M, int Bias, uint32_t MaxCode>
-inline uint32_t narrow_magnitude(uint32_t ax) {
+DC_HOST_DEVICE inline uint32_t narrow_magnitude(uint32_t ax) {
   constexpr int kShift = 23 - M;
   constexpr uint32_t kMinNormal = uint32_t(127 + 1 - Bias) << 23;
   // Normal range: rebias the exponent, then round the dropped mantissa bits (the carry may roll
@@ -47,7 +52,7 @@ inline uint32_t narrow_magnitude(uint32_t ax) {
 }
 
 // --- IEEE binary16 ---
-inline float half_to_float_inline(uint16_t h) {
+DC_HOST_DEVICE inline float half_to_float_inline(uint16_t h) {
   const uint32_t sign = uint32_t(h & 0x8000u) << 16;
   const uint32_t em = h & 0x7fffu;
   // Inf/NaN keep their payload; NaNs come out quiet, as F16C's vcvtph2ps does.
@@ -56,7 +61,7 @@ inline float half_to_float_inline(uint16_t h) {
   return bits_float(sign | mag);
 }
 
-inline uint16_t float_to_half_inline(float f) {
+DC_HOST_DEVICE inline uint16_t float_to_half_inline(float f) {
   const uint32_t x = float_bits(f);
   const uint32_t sign = (x >> 16) & 0x8000u;
   const uint32_t ax = x & 0x7fffffffu;
@@ -68,18 +73,19 @@ inline uint16_t float_to_half_inline(float f) {
 }
 
 // --- bfloat16: the top half of a float32 ---
-inline float bf16_to_float_inline(uint16_t b) { return bits_float(uint32_t(b) << 16); }
+DC_HOST_DEVICE inline float bf16_to_float_inline(uint16_t b) { return bits_float(uint32_t(b) << 16); }
 
-inline uint16_t float_to_bf16_inline(float f) {
+DC_HOST_DEVICE inline uint16_t float_to_bf16_inline(float f) {
   const uint32_t x = float_bits(f);
   const uint32_t nan = (x >> 16) | 0x40u;
   const uint32_t rounded = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
   return uint16_t((x & 0x7fffffffu) > 0x7f800000u ? nan : rounded);
 }
 
-// --- fp8: widening reads a table of all 256 codes, built at compile time (cheaper than decoding
-// each element). Narrowing returns the code in a uint32_t so that a loop can store it to 32-bit
-// lanes: when the loop stores bytes, GCC narrows every intermediate value to bytes, a slowdown.
+// --- fp8: on the CPU, widening reads a table of all 256 codes, built at compile time by the
+// decode function (cheaper than decoding each element); device code decodes. Narrowing returns
+// the code in a uint32_t so that a loop can store it to 32-bit lanes: when the loop stores bytes,
+// GCC narrows every intermediate value to bytes, a slowdown.
 struct Fp8Table {
   float value[256];
 };
@@ -96,13 +102,12 @@ constexpr Fp8Table fp8_table(Decode decode) {
 // included) give codes above it. Signed arithmetic, so compares, min and max vectorize to single
 // instructions (ax < 2^31).
 template <int M, int Bias>
-inline int32_t narrow_fp8_unclamped(int32_t ax) {
+DC_HOST_DEVICE inline int32_t narrow_fp8_unclamped(int32_t ax) {
   constexpr int kShift = 23 - M;
   constexpr int32_t kMinNormal = (127 + 1 - Bias) << 23;
   // Normal range: rebias the exponent, then round the dropped mantissa bits (the carry may roll
   // into the exponent, which is the correct encoding).
-  const int32_t normal =
-      (ax - ((127 - Bias) << 23) + ((1 << (kShift - 1)) - 1) + ((ax >> kShift) & 1)) >> kShift;
+  const int32_t normal = (ax - ((127 - Bias) << 23) + ((1 << (kShift - 1)) - 1) + ((ax >> kShift) & 1)) >> kShift;
   // Subnormal range: |f| * 2^(23+Bias+M) is an exact integer whenever f can round to nonzero (a
   // smaller f truncates below 2^23, which rounds to 0), and the code is that integer / 2^24,
   // rounded. The multiply is exact and the conversion truncates, so the rounding mode plays no
@@ -116,16 +121,24 @@ inline int32_t narrow_fp8_unclamped(int32_t ax) {
 }
 
 // --- fp8 e4m3 (OCP "FN"): bias 7, no infinities, 0x7f/0xff are NaN, max 448 ---
-constexpr Fp8Table kFp8e4m3Table = fp8_table([](uint32_t v) {
+DC_HOST_DEVICE constexpr float decode_fp8e4m3(uint32_t v) {
   const uint32_t sign = (v & 0x80u) << 24;
   const uint32_t em = v & 0x7fu;
   const uint32_t mag = em == 0x7fu ? 0x7fc00000u : float_bits(widen_finite_magnitude<3, 7>(em));
   return bits_float(sign | mag);
-});
+}
 
-inline float fp8e4m3_to_float_inline(uint8_t v) { return kFp8e4m3Table.value[v]; }
+constexpr Fp8Table kFp8e4m3Table = fp8_table([](uint32_t v) { return decode_fp8e4m3(v); });
 
-inline uint32_t float_to_fp8e4m3_inline(float f) {
+DC_HOST_DEVICE inline float fp8e4m3_to_float_inline(uint8_t v) {
+#if defined(__CUDA_ARCH__)
+  return decode_fp8e4m3(v);
+#else
+  return kFp8e4m3Table.value[v];
+#endif
+}
+
+DC_HOST_DEVICE inline uint32_t float_to_fp8e4m3_inline(float f) {
   const uint32_t x = float_bits(f);
   const int32_t ax = int32_t(x & 0x7fffffffu);
   // NaN is 0x7f; infinity and finite overflow both saturate to 448 (code 0x7e).
@@ -135,17 +148,25 @@ inline uint32_t float_to_fp8e4m3_inline(float f) {
 }
 
 // --- fp8 e5m2: bias 15, IEEE-like with infinities, max 57344 ---
-constexpr Fp8Table kFp8e5m2Table = fp8_table([](uint32_t v) {
+DC_HOST_DEVICE constexpr float decode_fp8e5m2(uint32_t v) {
   const uint32_t sign = (v & 0x80u) << 24;
   const uint32_t em = v & 0x7fu;
   const uint32_t special = 0x7f800000u | (em << 21) | (em > 0x7cu ? 0x400000u : 0u);
   const uint32_t mag = em >= 0x7cu ? special : float_bits(widen_finite_magnitude<2, 15>(em));
   return bits_float(sign | mag);
-});
+}
 
-inline float fp8e5m2_to_float_inline(uint8_t v) { return kFp8e5m2Table.value[v]; }
+constexpr Fp8Table kFp8e5m2Table = fp8_table([](uint32_t v) { return decode_fp8e5m2(v); });
 
-inline uint32_t float_to_fp8e5m2_inline(float f) {
+DC_HOST_DEVICE inline float fp8e5m2_to_float_inline(uint8_t v) {
+#if defined(__CUDA_ARCH__)
+  return decode_fp8e5m2(v);
+#else
+  return kFp8e5m2Table.value[v];
+#endif
+}
+
+DC_HOST_DEVICE inline uint32_t float_to_fp8e5m2_inline(float f) {
   const uint32_t x = float_bits(f);
   const int32_t ax = int32_t(x & 0x7fffffffu);
   // NaN is 0x7f. Finite overflow saturates to 57344 (0x7b); an infinite input is not an overflow

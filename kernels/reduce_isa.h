@@ -6,12 +6,11 @@
 
 #include "deepcomm/deepcomm.h"
 
-#define DC_DECLARE_KERNEL_ISA(isa)                                                             \
-  namespace dc::kernels::isa {                                                                 \
-  void reduce(dcDataType_t dt, dcRedOp_t op, void* dst, const void* a, const void* b,          \
-              size_t n);                                                                       \
-  void finalize_avg(dcDataType_t dt, void* buf, size_t n, int nranks);                         \
-  void premultiply(dcDataType_t dt, void* dst, const void* src, size_t n, const void* scalar); \
+#define DC_DECLARE_KERNEL_ISA(isa)                                                               \
+  namespace dc::kernels::isa {                                                                   \
+  void reduce(dcDataType_t dt, dcRedOp_t op, void* dst, const void* a, const void* b, size_t n); \
+  void finalize_avg(dcDataType_t dt, void* buf, size_t n, int nranks);                           \
+  void premultiply(dcDataType_t dt, void* dst, const void* src, size_t n, const void* scalar);   \
   }
 
 DC_DECLARE_KERNEL_ISA(baseline)

@@ -228,8 +228,7 @@ std::string ClusterView::describe() const {
     out << " host(s)";
   }
   out << "; inside a host " << tier_text(intra_host_) << "; between hosts";
-  for (size_t t = 0; t < network_.size(); ++t)
-    out << (t ? ", then " : " ") << tier_text(network_[t]);
+  for (size_t t = 0; t < network_.size(); ++t) out << (t ? ", then " : " ") << tier_text(network_[t]);
   out << "; memory " << memory_bandwidth_ / 1e9 << " GB/s per host, " << rank_memory_bandwidth_ / 1e9
       << " GB/s per rank";
   if (!tuning_.empty()) out << "; " << tuning_.size() << " tuning rule(s)";

@@ -69,8 +69,7 @@ class ClusterView {
   // entry naming a NIC a host lacks).
   static std::shared_ptr<const ClusterView> build(const ClusterInputs& inputs);
   // Host identities alone, default tiers.
-  static std::shared_ptr<const ClusterView> from_hosts(const std::vector<std::string>& host_ids,
-                                                       bool shared_memory);
+  static std::shared_ptr<const ClusterView> from_hosts(const std::vector<std::string>& host_ids, bool shared_memory);
   // Every rank on one host.
   static std::shared_ptr<const ClusterView> one_host(int nranks, bool shared_memory);
   // hosts x ranks_per_host in block placement (ranks 0..R-1 on host 0, ...).

@@ -71,9 +71,9 @@ std::shared_ptr<const ClusterView> ClusterView::build(const ClusterInputs& in) {
     auto take = [&](int h, size_t g, int line) {
       Host& host = view->hosts_[h];
       if (host.tier_group[t] >= 0 && host.tier_group[t] != static_cast<int>(g))
-        fail(dcInvalidArgument, "topology file " + file->source + ":" + std::to_string(line) + ": " +
-                                    group_path(t, g) + ": host " + std::to_string(h) + " (" + host.node.host +
-                                    ") is also in " + group_path(t, static_cast<size_t>(path_of[h])));
+        fail(dcInvalidArgument, "topology file " + file->source + ":" + std::to_string(line) + ": " + group_path(t, g) +
+                                    ": host " + std::to_string(h) + " (" + host.node.host + ") is also in " +
+                                    group_path(t, static_cast<size_t>(path_of[h])));
       host.tier_group[t] = static_cast<int>(g);
       path_of[h] = static_cast<int>(g);
     };

@@ -13,9 +13,7 @@ std::string speed_text(uint32_t mbps) {
   return text;
 }
 
-std::string count(size_t n, const char* noun) {
-  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
-}
+std::string count(size_t n, const char* noun) { return std::to_string(n) + " " + noun + (n == 1 ? "" : "s"); }
 
 std::string numa_text(int numa) { return numa >= 0 ? "NUMA " + std::to_string(numa) : "NUMA ?"; }
 
@@ -48,8 +46,8 @@ std::string describe(const NodeTopology& node) {
     out += "  " + numa_text(gpu.numa);
     if (gpu.nearest_nic >= 0) {
       const GpuNicPath& p = node.paths[g][static_cast<size_t>(gpu.nearest_nic)];
-      out += "  -> " + node.nics[static_cast<size_t>(gpu.nearest_nic)].name + " (" +
-             nic_path_name(p.path) + ", " + count(p.bridges, "bridge") + ")";
+      out += "  -> " + node.nics[static_cast<size_t>(gpu.nearest_nic)].name + " (" + nic_path_name(p.path) + ", " +
+             count(p.bridges, "bridge") + ")";
     }
     out += "\n";
   }
@@ -59,8 +57,8 @@ std::string describe(const NodeTopology& node) {
     if (!nic.netdev.empty() && nic.netdev != nic.name) out += " (" + nic.netdev + ")";
     if (!nic.rdma() && !nic.rdma_device.empty()) out += " (on " + nic.rdma_device + ")";
     out += "  " + (nic.pci_busid.empty() ? std::string("virtual") : nic.pci_busid);
-    out += "  " + layer_text(nic) + "  " + speed_text(nic.speed_mbps) + "  " +
-           link_state_name(nic.state) + "  " + numa_text(nic.numa);
+    out += "  " + layer_text(nic) + "  " + speed_text(nic.speed_mbps) + "  " + link_state_name(nic.state) + "  " +
+           numa_text(nic.numa);
     out += nic.rail >= 0 ? "  rail " + std::to_string(nic.rail) : std::string("  no rail");
     if (nic.nearest_gpu >= 0) {
       out += "  nearest gpu" + std::to_string(nic.nearest_gpu) + " (" + nic_path_name(nic.gpu_path) + ")";

@@ -8,6 +8,7 @@
 #include "base/error.h"
 #include "topology/nic_choice.h"
 #include "topology/nic_facts.h"
+#include "topology/settings.h"
 #include "topology/sysfs_nics.h"
 #ifdef DEEPCOMM_HAVE_HWLOC
 #include "topology/hwloc_reader.h"
@@ -16,10 +17,9 @@
 namespace dc::topo {
 namespace {
 
-std::string first_set(const std::string& given, const char* env_name) {
+std::string first_set(const std::string& given, const config::Setting& setting) {
   if (!given.empty()) return given;
-  const char* env = std::getenv(env_name);
-  return env != nullptr ? env : "";
+  return config::text(setting).value_or("");
 }
 
 std::string local_hostname() {
@@ -39,7 +39,7 @@ bool hwloc_available() {
 }
 
 NodeTopology detect_node(const DetectOptions& options) {
-  const std::string xml = first_set(options.xml_path, "DEEPCOMM_TOPO_XML");
+  const std::string xml = first_set(options.xml_path, settings::kTopoXml);
   NodeTopology node;
   NicFacts hwloc_facts;
   bool this_system = true;
@@ -56,9 +56,7 @@ NodeTopology detect_node(const DetectOptions& options) {
   node.hostname = machine.hostname;
   if (node.hostname.empty() && !this_system) {
     const char* env_xml = std::getenv("HWLOC_XMLFILE");
-    node.hostname = std::filesystem::path(!xml.empty() ? xml : env_xml != nullptr ? env_xml : "")
-                        .stem()
-                        .string();
+    node.hostname = std::filesystem::path(!xml.empty() ? xml : env_xml != nullptr ? env_xml : "").stem().string();
   }
 #else
   if (!xml.empty()) {
@@ -71,7 +69,7 @@ NodeTopology detect_node(const DetectOptions& options) {
   if (!options.hostname.empty()) node.hostname = options.hostname;
   if (node.hostname.empty()) node.hostname = local_hostname();
 
-  std::string sysfs_root = first_set(options.sysfs_root, "DEEPCOMM_SYSFS_ROOT");
+  std::string sysfs_root = first_set(options.sysfs_root, settings::kSysfsRoot);
   if (sysfs_root.empty() && this_system) sysfs_root = "/sys";
   const NicFacts sysfs_facts = sysfs_root.empty() ? NicFacts{} : read_sysfs_nic_facts(sysfs_root);
   node.nics = merge_nic_facts(hwloc_facts, sysfs_facts);

@@ -2,11 +2,11 @@
 
 #include <hwloc.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <algorithm>
 
 #include "base/error.h"
 
@@ -34,8 +34,8 @@ class Topology {
 std::string busid_of(const hwloc_obj_t pci) {
   const auto& a = pci->attr->pcidev;
   char text[16];
-  std::snprintf(text, sizeof text, "%04x:%02x:%02x.%01x", static_cast<unsigned>(a.domain) & 0xffff,
-                a.bus, a.dev & 0x1f, a.func & 0x7);
+  std::snprintf(text, sizeof text, "%04x:%02x:%02x.%01x", static_cast<unsigned>(a.domain) & 0xffff, a.bus, a.dev & 0x1f,
+                a.func & 0x7);
   return text;
 }
 
@@ -54,8 +54,7 @@ PciPlace place_of(hwloc_topology_t topo, hwloc_obj_t obj, int packages) {
     using HopKind = PciLocality::HopKind;
     HopKind kind = HopKind::Cpu;
     if (a->type == HWLOC_OBJ_BRIDGE) {
-      kind = a->attr->bridge.upstream_type == HWLOC_OBJ_BRIDGE_HOST ? HopKind::HostBridge
-                                                                    : HopKind::Bridge;
+      kind = a->attr->bridge.upstream_type == HWLOC_OBJ_BRIDGE_HOST ? HopKind::HostBridge : HopKind::Bridge;
     }
     place.locality.up.push_back({a->gp_index, kind});
   }
@@ -81,8 +80,8 @@ void add_rdma_ports(hwloc_obj_t osdev, const std::string& busid, NicFacts& facts
     const char* name = osdev->infos[i].name;
     unsigned port = 0;
     int consumed = 0;
-    if (std::sscanf(name, "Port%uState%n", &port, &consumed) != 1 || name[consumed] != '\0' ||
-        port == 0 || port > 255) {
+    if (std::sscanf(name, "Port%uState%n", &port, &consumed) != 1 || name[consumed] != '\0' || port == 0 ||
+        port > 255) {
       continue;
     }
     RdmaPortFacts p;
@@ -90,7 +89,7 @@ void add_rdma_ports(hwloc_obj_t osdev, const std::string& busid, NicFacts& facts
     p.port = static_cast<int>(port);
     p.pci_busid = busid;
     const int state = std::atoi(osdev->infos[i].value);
-    p.state = state == 4 || state == 5 ? LinkState::Up
+    p.state = state == 4 || state == 5   ? LinkState::Up
               : state >= 1 && state <= 3 ? LinkState::Down
                                          : LinkState::Unknown;
     facts.ports.push_back(std::move(p));
@@ -170,9 +169,9 @@ HwlocMachine read_hwloc_machine(const std::string& xml_path) {
   if (hwloc_topology_load(topo.get()) != 0) {
     const int err = errno;
     const char* env_xml = std::getenv("HWLOC_XMLFILE");
-    const std::string what = !xml_path.empty()  ? "the XML export " + xml_path
+    const std::string what = !xml_path.empty()    ? "the XML export " + xml_path
                              : env_xml != nullptr ? std::string("the XML export ") + env_xml + " (HWLOC_XMLFILE)"
-                                                 : std::string("this machine's topology");
+                                                  : std::string("this machine's topology");
     fail(dcInvalidArgument, "hwloc cannot load " + what + ": " + std::strerror(err));
   }
 

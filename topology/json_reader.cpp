@@ -318,8 +318,6 @@ const char* json_kind_name(JsonValue::Kind kind) {
   return "a value";
 }
 
-JsonValue parse_json(std::string_view text, int max_depth) {
-  return Reader(text, max_depth).document();
-}
+JsonValue parse_json(std::string_view text, int max_depth) { return Reader(text, max_depth).document(); }
 
 }  // namespace dc::topo

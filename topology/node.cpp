@@ -24,15 +24,9 @@ const char* nic_path_name(NicPath path) { return kPathNames[static_cast<size_t>(
 const char* link_layer_name(LinkLayer layer) { return kLayerNames[static_cast<size_t>(layer)]; }
 const char* link_state_name(LinkState state) { return kStateNames[static_cast<size_t>(state)]; }
 
-std::optional<NicPath> parse_nic_path(std::string_view name) {
-  return find_name<NicPath>(kPathNames, name);
-}
-std::optional<LinkLayer> parse_link_layer(std::string_view name) {
-  return find_name<LinkLayer>(kLayerNames, name);
-}
-std::optional<LinkState> parse_link_state(std::string_view name) {
-  return find_name<LinkState>(kStateNames, name);
-}
+std::optional<NicPath> parse_nic_path(std::string_view name) { return find_name<NicPath>(kPathNames, name); }
+std::optional<LinkLayer> parse_link_layer(std::string_view name) { return find_name<LinkLayer>(kLayerNames, name); }
+std::optional<LinkState> parse_link_state(std::string_view name) { return find_name<LinkState>(kStateNames, name); }
 
 bool is_pci_busid(std::string_view text) {
   static constexpr std::string_view kShape = "xxxx:xx:xx.x";

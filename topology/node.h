@@ -86,8 +86,8 @@ struct NodeTopology {
   int numa_nodes = 0;
   int cores = 0;
   int pus = 0;
-  std::vector<Gpu> gpus;  // in PCI bus id order
-  std::vector<Nic> nics;  // PCI NICs in bus id order, then virtual ones by name
+  std::vector<Gpu> gpus;                       // in PCI bus id order
+  std::vector<Nic> nics;                       // PCI NICs in bus id order, then virtual ones by name
   std::vector<std::vector<GpuNicPath>> paths;  // [gpu][nic]
 };
 

@@ -104,8 +104,8 @@ NodeSummary summarize(const NodeTopology& node) {
   s.cores = node.cores;
   for (const Gpu& gpu : node.gpus) s.gpus.push_back({gpu.pci_busid, gpu.numa, gpu.nearest_nic});
   for (const Nic& nic : node.nics) {
-    s.nics.push_back({nic.name, nic.rdma_device, nic.port, nic.netdev, nic.pci_busid, nic.link_layer,
-                      nic.state, nic.speed_mbps, nic.numa, nic.nearest_gpu, nic.gpu_path, nic.rail});
+    s.nics.push_back({nic.name, nic.rdma_device, nic.port, nic.netdev, nic.pci_busid, nic.link_layer, nic.state,
+                      nic.speed_mbps, nic.numa, nic.nearest_gpu, nic.gpu_path, nic.rail});
   }
   return s;
 }
@@ -160,7 +160,8 @@ std::string check_summary(const NodeSummary& s) {
     if (!in_range(n.rail, -1, kMaxRail)) return at("nics", i, "rail") + "out of range";
     if (n.rail >= 0) {
       int& owner = rail_owner[static_cast<size_t>(n.rail)];
-      if (owner >= 0) return at("nics", i, "rail") + std::to_string(n.rail) + " is also nics[" + std::to_string(owner) + "]'s";
+      if (owner >= 0)
+        return at("nics", i, "rail") + std::to_string(n.rail) + " is also nics[" + std::to_string(owner) + "]'s";
       owner = static_cast<int>(i);
     }
   }

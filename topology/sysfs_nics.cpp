@@ -156,4 +156,3 @@ NicFacts read_sysfs_nic_facts(const std::string& root) {
 }
 
 }  // namespace dc::topo
-

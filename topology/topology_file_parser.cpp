@@ -12,6 +12,7 @@
 #include "base/error.h"
 #include "topology/json_reader.h"
 #include "topology/json_writer.h"
+#include "topology/settings.h"
 #include "topology/topology_file.h"
 
 namespace dc::topo {
@@ -76,8 +77,8 @@ class Schema {
     if (v.kind != Kind::Number) fail_at(v, path, "expected " + expected + ", got " + json_kind_name(v.kind));
     double value = 0;
     auto [end, ec] = std::from_chars(v.text.data(), v.text.data() + v.text.size(), value);
-    if (ec != std::errc() || end != v.text.data() + v.text.size() || !std::isfinite(value) ||
-        value < low || value > high || (positive && value <= low)) {
+    if (ec != std::errc() || end != v.text.data() + v.text.size() || !std::isfinite(value) || value < low ||
+        value > high || (positive && value <= low)) {
       fail_at(v, path, "expected " + expected + ", got " + v.text);
     }
     return value;
@@ -97,8 +98,9 @@ class Schema {
   std::string name(const JsonValue& v, const std::string& path, size_t limit) const {
     of_kind(v, path, Kind::String);
     if (!is_valid_name(v.text, limit)) {
-      fail_at(v, path, "expected a name of 1 to " + std::to_string(limit) +
-                           " printable ASCII characters without spaces, got " + json_string(v.text));
+      fail_at(v, path,
+              "expected a name of 1 to " + std::to_string(limit) + " printable ASCII characters without spaces, got " +
+                  json_string(v.text));
     }
     return v.text;
   }
@@ -132,8 +134,9 @@ class Parser {
     schema_.object(root, "", {"version", "tiers", "hosts", "tuning"}, {"version"});
     const JsonValue& version = *root.find("version");
     if (version.kind != Kind::Number || version.text != "1") {
-      schema_.fail_at(version, "version", "expected 1 (the only version), got " +
-                                               (version.kind == Kind::Number ? version.text : json_kind_name(version.kind)));
+      schema_.fail_at(version, "version",
+                      "expected 1 (the only version), got " +
+                          (version.kind == Kind::Number ? version.text : json_kind_name(version.kind)));
     }
     if (const JsonValue* tiers = root.find("tiers")) parse_tiers(*tiers);
     if (const JsonValue* hosts = root.find("hosts")) parse_hosts(*hosts);
@@ -159,7 +162,8 @@ class Parser {
       rule.min_bytes = static_cast<uint64_t>(schema_.integer(*v.find("min_bytes"), path + ".min_bytes", 0, max_bytes));
       rule.max_bytes = static_cast<uint64_t>(
           schema_.integer(*v.find("max_bytes"), path + ".max_bytes", static_cast<int64_t>(rule.min_bytes), max_bytes));
-      if (const JsonValue* f = v.find("hosts")) rule.hosts = static_cast<int>(schema_.integer(*f, path + ".hosts", 1, kMaxHosts));
+      if (const JsonValue* f = v.find("hosts"))
+        rule.hosts = static_cast<int>(schema_.integer(*f, path + ".hosts", 1, kMaxHosts));
       if (const JsonValue* f = v.find("ranks")) {
         rule.ranks = static_cast<int>(schema_.integer(*f, path + ".ranks", std::max(rule.hosts, 1), kMaxTuningRanks));
       }
@@ -184,9 +188,11 @@ class Parser {
       tier.line = v.line;
       tier.name = schema_.name(*v.find("name"), path + ".name", kMaxDeviceNameBytes);
       if (auto [it, fresh] = names.try_emplace(tier.name, t); !fresh) {
-        schema_.fail_at(*v.find("name"), path + ".name", tier.name + " is also " + item("tiers", it->second) + "'s name");
+        schema_.fail_at(*v.find("name"), path + ".name",
+                        tier.name + " is also " + item("tiers", it->second) + "'s name");
       }
-      tier.bandwidth_gbps = schema_.number(*v.find("bandwidth_gbps"), path + ".bandwidth_gbps", 0, kMaxBandwidthGbps, true);
+      tier.bandwidth_gbps =
+          schema_.number(*v.find("bandwidth_gbps"), path + ".bandwidth_gbps", 0, kMaxBandwidthGbps, true);
       tier.latency_us = schema_.number(*v.find("latency_us"), path + ".latency_us", 0, kMaxMicroseconds, false);
       if (const JsonValue* per_rail = v.find("per_rail")) {
         schema_.of_kind(*per_rail, path + ".per_rail", Kind::Bool);
@@ -209,7 +215,7 @@ class Parser {
   // Within one tier a host belongs to at most one group.
   void parse_groups(const JsonValue& groups, const std::string& path, Tier& tier) {
     schema_.array(groups, path, false);
-    std::map<std::string, std::string> host_group;                 // host name -> group path
+    std::map<std::string, std::string> host_group;                // host name -> group path
     std::map<uint32_t, std::pair<uint32_t, std::string>> ranges;  // first -> (last, group path)
     std::set<std::string> group_names;
     for (size_t g = 0; g < groups.items.size(); ++g) {
@@ -246,12 +252,14 @@ class Parser {
     const uint32_t last = ref.first + ref.count - 1;
     auto next = ranges.lower_bound(ref.first);
     if (next != ranges.end() && next->first <= last) {
-      schema_.fail_at(ref.line, hpath, "host index " + std::to_string(next->first) + " is already in " + next->second.second);
+      schema_.fail_at(ref.line, hpath,
+                      "host index " + std::to_string(next->first) + " is already in " + next->second.second);
     }
     if (next != ranges.begin()) {
       auto prev = std::prev(next);
       if (prev->second.first >= ref.first) {
-        schema_.fail_at(ref.line, hpath, "host index " + std::to_string(ref.first) + " is already in " + prev->second.second);
+        schema_.fail_at(ref.line, hpath,
+                        "host index " + std::to_string(ref.first) + " is already in " + prev->second.second);
       }
     }
     ranges.emplace(ref.first, std::make_pair(last, gpath));
@@ -270,8 +278,9 @@ class Parser {
       ref.first = static_cast<uint32_t>(schema_.integer(*v.find("first"), path + ".first", 0, kMaxHosts - 1));
       ref.count = static_cast<uint32_t>(schema_.integer(*v.find("count"), path + ".count", 1, kMaxHosts - ref.first));
     } else {
-      schema_.fail_at(v, path, std::string("expected a host name, a host index or {\"first\": i, \"count\": n}, got ") +
-                                   json_kind_name(v.kind));
+      schema_.fail_at(v, path,
+                      std::string("expected a host name, a host index or {\"first\": i, \"count\": n}, got ") +
+                          json_kind_name(v.kind));
     }
     return ref;
   }
@@ -300,13 +309,15 @@ class Parser {
       } else {
         entry.index = schema_.integer(*index, path + ".index", 0, kMaxHosts - 1);
         if (auto [it, fresh] = indices.try_emplace(entry.index, path); !fresh) {
-          schema_.fail_at(*index, path + ".index", "host index " + std::to_string(entry.index) + " is also " + it->second + "'s");
+          schema_.fail_at(*index, path + ".index",
+                          "host index " + std::to_string(entry.index) + " is also " + it->second + "'s");
         }
       }
       const std::pair<const char*, int*> counts[] = {
           {"packages", &entry.node.packages}, {"numa_nodes", &entry.node.numa_nodes}, {"cores", &entry.node.cores}};
       for (auto [key, field] : counts) {
-        if (const JsonValue* c = v.find(key)) *field = static_cast<int>(schema_.integer(*c, member(path, key), 0, kMaxCpuCount));
+        if (const JsonValue* c = v.find(key))
+          *field = static_cast<int>(schema_.integer(*c, member(path, key), 0, kMaxCpuCount));
       }
       // NICs first: GPUs name their nearest NIC.
       if (const JsonValue* nics = v.find("nics")) parse_nics(*nics, path + ".nics", entry);
@@ -318,22 +329,24 @@ class Parser {
 
   void parse_nics(const JsonValue& nics, const std::string& path, HostEntry& entry) {
     schema_.array(nics, path, true);
-    if (nics.items.size() > kMaxSummaryDevices) schema_.fail_at(nics, path, "more than " + std::to_string(kMaxSummaryDevices) + " NICs");
+    if (nics.items.size() > kMaxSummaryDevices)
+      schema_.fail_at(nics, path, "more than " + std::to_string(kMaxSummaryDevices) + " NICs");
     std::map<std::string, std::string> names;
     std::map<int, std::string> rails;
     for (size_t n = 0; n < nics.items.size(); ++n) {
       const JsonValue& v = nics.items[n];
       const std::string npath = item(path, n);
       schema_.object(v, npath,
-                     {"name", "rdma_device", "port", "netdev", "pci", "link_layer", "speed_gbps", "state", "numa", "rail",
-                      "nearest_gpu", "gpu_path"},
+                     {"name", "rdma_device", "port", "netdev", "pci", "link_layer", "speed_gbps", "state", "numa",
+                      "rail", "nearest_gpu", "gpu_path"},
                      {"name"});
       SummaryNic nic;
       nic.name = schema_.name(*v.find("name"), npath + ".name", kMaxDeviceNameBytes);
       if (auto [it, fresh] = names.try_emplace(nic.name, npath); !fresh) {
         schema_.fail_at(*v.find("name"), npath + ".name", nic.name + " is also " + it->second + "'s name");
       }
-      if (const JsonValue* f = v.find("rdma_device")) nic.rdma_device = schema_.name(*f, npath + ".rdma_device", kMaxDeviceNameBytes);
+      if (const JsonValue* f = v.find("rdma_device"))
+        nic.rdma_device = schema_.name(*f, npath + ".rdma_device", kMaxDeviceNameBytes);
       if (const JsonValue* f = v.find("port")) {
         nic.port = static_cast<int>(schema_.integer(*f, npath + ".port", 1, 255));
         if (nic.rdma_device.empty()) schema_.fail_at(*f, npath + ".port", "a port needs an rdma_device");
@@ -341,7 +354,8 @@ class Parser {
       if (const JsonValue* f = v.find("netdev")) nic.netdev = schema_.name(*f, npath + ".netdev", kMaxDeviceNameBytes);
       if (const JsonValue* f = v.find("pci")) nic.pci_busid = schema_.busid(*f, npath + ".pci");
       if (const JsonValue* f = v.find("link_layer")) {
-        nic.link_layer = schema_.choice<LinkLayer>(*f, npath + ".link_layer", parse_link_layer, "infiniband, ethernet, unknown");
+        nic.link_layer =
+            schema_.choice<LinkLayer>(*f, npath + ".link_layer", parse_link_layer, "infiniband, ethernet, unknown");
       }
       if (const JsonValue* f = v.find("speed_gbps")) {
         const double gbps = schema_.number(*f, npath + ".speed_gbps", 0, 4e6, false);
@@ -350,7 +364,8 @@ class Parser {
       if (const JsonValue* f = v.find("state")) {
         nic.state = schema_.choice<LinkState>(*f, npath + ".state", parse_link_state, "up, down, unknown");
       }
-      if (const JsonValue* f = v.find("numa")) nic.numa = static_cast<int>(schema_.integer(*f, npath + ".numa", 0, kMaxCpuCount - 1));
+      if (const JsonValue* f = v.find("numa"))
+        nic.numa = static_cast<int>(schema_.integer(*f, npath + ".numa", 0, kMaxCpuCount - 1));
       if (const JsonValue* f = v.find("rail")) {
         nic.rail = static_cast<int>(schema_.integer(*f, npath + ".rail", 0, kMaxRail));
         if (auto [it, fresh] = rails.try_emplace(nic.rail, npath); !fresh) {
@@ -371,7 +386,8 @@ class Parser {
 
   void parse_gpus(const JsonValue& gpus, const std::string& path, HostEntry& entry) {
     schema_.array(gpus, path, true);
-    if (gpus.items.size() > kMaxSummaryDevices) schema_.fail_at(gpus, path, "more than " + std::to_string(kMaxSummaryDevices) + " GPUs");
+    if (gpus.items.size() > kMaxSummaryDevices)
+      schema_.fail_at(gpus, path, "more than " + std::to_string(kMaxSummaryDevices) + " GPUs");
     std::map<std::string, std::string> busids;
     for (size_t g = 0; g < gpus.items.size(); ++g) {
       const JsonValue& v = gpus.items[g];
@@ -382,7 +398,8 @@ class Parser {
       if (auto [it, fresh] = busids.try_emplace(gpu.pci_busid, gpath); !fresh) {
         schema_.fail_at(*v.find("pci"), gpath + ".pci", gpu.pci_busid + " is also " + it->second + "'s");
       }
-      if (const JsonValue* f = v.find("numa")) gpu.numa = static_cast<int>(schema_.integer(*f, gpath + ".numa", 0, kMaxCpuCount - 1));
+      if (const JsonValue* f = v.find("numa"))
+        gpu.numa = static_cast<int>(schema_.integer(*f, gpath + ".numa", 0, kMaxCpuCount - 1));
       if (const JsonValue* f = v.find("nic")) {
         const std::string name = schema_.name(*f, gpath + ".nic", kMaxDeviceNameBytes);
         gpu.nearest_nic = nic_index(entry.node, name);
@@ -423,7 +440,8 @@ class Parser {
 
 TopologyFile parse_topology_file(std::string_view text, const std::string& source) {
   if (text.size() > kMaxTopologyFileBytes) {
-    fail(dcInvalidArgument, "topology file " + source + ": larger than " + std::to_string(kMaxTopologyFileBytes >> 20) + " MiB");
+    fail(dcInvalidArgument,
+         "topology file " + source + ": larger than " + std::to_string(kMaxTopologyFileBytes >> 20) + " MiB");
   }
   JsonValue root;
   try {
@@ -449,9 +467,9 @@ TopologyFile load_topology_file(const std::string& path) {
 }
 
 std::optional<TopologyFile> load_topology_file_from_env() {
-  const char* path = std::getenv("DEEPCOMM_TOPO_FILE");
-  if (path == nullptr || *path == '\0') return std::nullopt;
-  return load_topology_file(path);
+  const std::optional<std::string> path = config::text(settings::kTopoFile);
+  if (!path) return std::nullopt;
+  return load_topology_file(*path);
 }
 
 }  // namespace dc::topo

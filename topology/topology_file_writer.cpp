@@ -18,9 +18,7 @@ class Line {
     text_ += (text_.empty() ? "{" : ", ") + json_string(key) + ": " + json;
     return *this;
   }
-  Line& name(const char* key, const std::string& value) {
-    return value.empty() ? *this : add(key, json_string(value));
-  }
+  Line& name(const char* key, const std::string& value) { return value.empty() ? *this : add(key, json_string(value)); }
   Line& count(const char* key, int64_t value, int64_t unknown) {
     return value == unknown ? *this : add(key, std::to_string(value));
   }
@@ -72,8 +70,9 @@ std::string block(const std::vector<std::string>& lines, const std::string& inde
 }
 
 std::string tier_text(const Tier& tier) {
-  std::string out = "    {\n      \"name\": " + json_string(tier.name) + ",\n      \"bandwidth_gbps\": " +
-                    json_number(tier.bandwidth_gbps) + ",\n      \"latency_us\": " + json_number(tier.latency_us);
+  std::string out = "    {\n      \"name\": " + json_string(tier.name) +
+                    ",\n      \"bandwidth_gbps\": " + json_number(tier.bandwidth_gbps) +
+                    ",\n      \"latency_us\": " + json_number(tier.latency_us);
   if (tier.per_rail) out += ",\n      \"per_rail\": true";
   if (tier.calibration) {
     out += ",\n      \"calibration\": " + Line()

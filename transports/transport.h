@@ -52,8 +52,8 @@ inline Status receive_cancelled() {
 // How a receive ends when the message is longer than its buffer.
 inline Status message_too_long(size_t len, size_t capacity) {
   return Status::failure(dcInvalidUsage, "received message of " + std::to_string(len) +
-                                             " bytes is larger than the posted buffer of " +
-                                             std::to_string(capacity) + " bytes");
+                                             " bytes is larger than the posted buffer of " + std::to_string(capacity) +
+                                             " bytes");
 }
 
 struct TagHash {
@@ -137,8 +137,7 @@ class Transport {
   // The lower rank dials, the higher one accepts; both sides call connect(). `done` runs on the
   // engine thread, with the connection or the error (deadline: timeout_ms).
   using ConnectDone = std::function<void(const Status&, std::shared_ptr<Connection>)>;
-  virtual void connect(int peer, const std::string& peer_address, int timeout_ms,
-                       ConnectDone done) = 0;
+  virtual void connect(int peer, const std::string& peer_address, int timeout_ms, ConnectDone done) = 0;
   virtual MemoryRegistration register_memory(void* addr, size_t size) {
     return MemoryRegistration{addr, size, nullptr};
   }
@@ -148,9 +147,9 @@ class Transport {
 struct TransportOptions {
   boost::asio::io_context* io = nullptr;  // the progress engine's
   int rank = 0;
-  uint64_t session = 0;   // names the communicator's rendezvous (handshake.h)
-  std::string host_id;    // this rank's host identity
-  Secret secret;          // every connection proves knowledge of it (handshake.h)
+  uint64_t session = 0;  // names the communicator's rendezvous (handshake.h)
+  std::string host_id;   // this rank's host identity
+  Secret secret;         // every connection proves knowledge of it (handshake.h)
 };
 
 std::unique_ptr<Transport> make_tcp_transport(const TransportOptions& options);

@@ -22,8 +22,8 @@ size_t elem_size(dcDataType_t t) {
   return sizes[t];
 }
 
-dcResult_t issue(const CollectiveSpec& spec, const void* send, void* recv, size_t count, dcDataType_t t,
-                 dcRedOp_t op, int root, dcComm_t comm, int rank, int n) {
+dcResult_t issue(const CollectiveSpec& spec, const void* send, void* recv, size_t count, dcDataType_t t, dcRedOp_t op,
+                 int root, dcComm_t comm, int rank, int n) {
   switch (spec.collective) {
     case dcCollAllReduce: return dcAllReduce(send, recv, count, t, op, comm, nullptr);
     case dcCollBroadcast: return dcBroadcast(send, recv, count, t, root, comm, nullptr);
@@ -107,8 +107,7 @@ int run(int argc, char** argv, const CollectiveSpec& spec) {
   std::vector<int> roots;
   if (spec.has_root && o.root < 0)
     for (int r = 0; r < n; ++r) roots.push_back(r);
-  else
-    roots.push_back(spec.has_root ? o.root : -1);
+  else roots.push_back(spec.has_root ? o.root : -1);
   if (spec.has_root && (roots.front() < 0 || roots.back() >= n)) {
     if (rank == 0) fprintf(stderr, "%s: root %d is out of range for %d ranks\n", argv[0], o.root, n);
     dcCommDestroy(comm);
@@ -124,7 +123,8 @@ int run(int argc, char** argv, const CollectiveSpec& spec) {
           size_t send_elems = 0, recv_elems = 0, count = 0;
           spec.counts(size, es, n, &send_elems, &recv_elems, &count);
           // Plain aligned host memory, as the peers get (BENCHMARKING.md: same work).
-          const size_t send_bytes = std::max<size_t>(send_elems * es, 64), recv_bytes = std::max<size_t>(recv_elems * es, 64);
+          const size_t send_bytes = std::max<size_t>(send_elems * es, 64),
+                       recv_bytes = std::max<size_t>(recv_elems * es, 64);
           auto* send = static_cast<char*>(std::aligned_alloc(64, (send_bytes + 63) / 64 * 64));
           auto* recv = static_cast<char*>(std::aligned_alloc(64, (recv_bytes + 63) / 64 * 64));
           std::memset(send, 1, send_bytes);

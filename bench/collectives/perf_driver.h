@@ -10,10 +10,10 @@ namespace dcbench {
 
 // How one collective maps the table's "size" onto counts and buffers (nccl-tests' conventions).
 struct CollectiveSpec {
-  const char* name;          // "all_reduce"
+  const char* name;  // "all_reduce"
   dcCollective_t collective;
-  bool has_op;               // prints the redop column's value
-  bool has_root;             // prints the root column's value
+  bool has_op;    // prints the redop column's value
+  bool has_root;  // prints the root column's value
   // Elements per rank in the send and receive buffers, and the count argument, for `size` bytes.
   void (*counts)(size_t size, size_t elem, int nranks, size_t* send_elems, size_t* recv_elems, size_t* param_count);
   double (*bus_factor)(int nranks);

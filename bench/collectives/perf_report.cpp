@@ -32,16 +32,20 @@ void Report::header() {
   dcAllGather(line, lines.data(), sizeof line, dcInt8, comm_, nullptr);
   if (rank_ != 0) return;
   const Options& o = options_;
-  printf("# nThread 1 nGpus 1 minBytes %zu maxBytes %zu step: %g(%s) warmup iters: %d iters: %d agg iters: 1 "
-         "validation: %d graph: %d\n",
-         o.min_bytes, o.max_bytes, o.use_factor ? o.step_factor : static_cast<double>(o.step_bytes),
-         o.use_factor ? "factor" : "bytes", o.warmup, o.iters, o.check, o.graph_iters);
+  printf(
+      "# nThread 1 nGpus 1 minBytes %zu maxBytes %zu step: %g(%s) warmup iters: %d iters: %d agg iters: 1 "
+      "validation: %d graph: %d\n",
+      o.min_bytes, o.max_bytes, o.use_factor ? o.step_factor : static_cast<double>(o.step_bytes),
+      o.use_factor ? "factor" : "bytes", o.warmup, o.iters, o.check, o.graph_iters);
   printf("#\n# Using devices\n");
   for (int r = 0; r < nranks_; ++r) printf("%s\n", &lines[r * sizeof line]);
   printf("#\n");
-  printf("#                                                              out-of-place                       in-place          \n");
-  printf("#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n");
-  printf("#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)       \n");
+  printf(
+      "#                                                              out-of-place                       in-place          \n");
+  printf(
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n");
+  printf(
+      "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)       \n");
   fflush(stdout);
 }
 
@@ -89,20 +93,19 @@ bool Report::footer() {
     fprintf(f, "{\n  \"benchmark\": \"%s\",\n  \"nranks\": %d,\n  \"results\": [\n", spec_.name, nranks_);
     for (size_t i = 0; i < rows_.size(); ++i) {
       const Row& r = rows_[i];
-      fprintf(f, "    {\"size\": %zu, \"count\": %zu, \"type\": \"%s\", \"redop\": \"%s\", \"root\": %d",
-              r.bytes, r.count, type_name(r.type), spec_.has_op ? op_name(r.op) : "none", r.root);
+      fprintf(f, "    {\"size\": %zu, \"count\": %zu, \"type\": \"%s\", \"redop\": \"%s\", \"root\": %d", r.bytes,
+              r.count, type_name(r.type), spec_.has_op ? op_name(r.op) : "none", r.root);
       if (!r.algorithm.empty()) fprintf(f, ", \"algorithm\": \"%s\"", r.algorithm.c_str());
       const char* names[2] = {"out_of_place", "in_place"};
       for (int h = 0; h < 2; ++h) {
         if (r.half[h].skipped) continue;
-        fprintf(f, ", \"%s\": {\"time_us\": %.3f, \"algbw_gbs\": %.4f, \"busbw_gbs\": %.4f, \"wrong\": %lld}",
-                names[h], r.half[h].seconds * 1e6, r.bytes / r.half[h].seconds / 1e9, bus_bandwidth(r, h),
-                r.half[h].wrong);
+        fprintf(f, ", \"%s\": {\"time_us\": %.3f, \"algbw_gbs\": %.4f, \"busbw_gbs\": %.4f, \"wrong\": %lld}", names[h],
+                r.half[h].seconds * 1e6, r.bytes / r.half[h].seconds / 1e9, bus_bandwidth(r, h), r.half[h].wrong);
       }
       fprintf(f, "}%s\n", i + 1 < rows_.size() ? "," : "");
     }
-    fprintf(f, "  ],\n  \"avg_busbw_gbs\": %g,\n  \"wrong\": %lld\n}\n",
-            busbw_count_ ? busbw_sum_ / busbw_count_ : 0.0, wrong_total_);
+    fprintf(f, "  ],\n  \"avg_busbw_gbs\": %g,\n  \"wrong\": %lld\n}\n", busbw_count_ ? busbw_sum_ / busbw_count_ : 0.0,
+            wrong_total_);
     fclose(f);
   }
   return wrong_total_ == 0;

@@ -36,7 +36,8 @@ const CollectiveSpec kAllReduce{"all_reduce", dcCollAllReduce, true, false, same
 const CollectiveSpec kAllGather{"all_gather", dcCollAllGather, false, false, gathered_counts, spread_factor};
 const CollectiveSpec kBroadcast{"broadcast", dcCollBroadcast, false, true, same_counts, unit_factor};
 const CollectiveSpec kReduce{"reduce", dcCollReduce, true, true, same_counts, unit_factor};
-const CollectiveSpec kReduceScatter{"reduce_scatter", dcCollReduceScatter, true, false, scattered_counts, spread_factor};
+const CollectiveSpec kReduceScatter{"reduce_scatter", dcCollReduceScatter, true, false,
+                                    scattered_counts, spread_factor};
 const CollectiveSpec kAlltoAll{"alltoall", dcCollAlltoAll, false, false, alltoall_counts, spread_factor};
 const CollectiveSpec kSendRecv{"sendrecv", dcCollSend, false, false, same_counts, unit_factor};
 const CollectiveSpec kGather{"gather", dcCollGather, false, true, gathered_counts, spread_factor};

@@ -5,7 +5,7 @@
 
 namespace dcbench {
 
-extern const CollectiveSpec kAllReduce, kAllGather, kBroadcast, kReduce, kReduceScatter, kAlltoAll,
-    kSendRecv, kGather, kScatter;
+extern const CollectiveSpec kAllReduce, kAllGather, kBroadcast, kReduce, kReduceScatter, kAlltoAll, kSendRecv, kGather,
+    kScatter;
 
 }  // namespace dcbench

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "compression/compression.h"
-#include "compression/select.h"
 #include "compression/form/wire_format.h"
+#include "compression/select.h"
 
 namespace dc::compression {
 namespace {
@@ -52,8 +52,8 @@ void bench_select(benchmark::State& state, Isa isa, size_t bytes, bool sampled) 
   TopKSelector::Result result;
   const CodecKernels& k = codec_kernels(isa);
   for (auto _ : state) {
-    selector.select(k, {x.data(), ElemType::f32, residual.data()}, n, kept_target(0.001, n), sampled,
-                    residual.data(), 1.0f, result);
+    selector.select(k, {x.data(), ElemType::f32, residual.data()}, n, kept_target(0.001, n), sampled, residual.data(),
+                    1.0f, result);
     benchmark::DoNotOptimize(result.kept.data());
   }
   state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(bytes));
@@ -71,9 +71,17 @@ void bench_q8_quantize(benchmark::State& state, Isa isa, size_t bytes, Rounding 
   for (auto _ : state) {
     for (size_t begin = 0; begin < n; begin += chunk) {
       const uint32_t len = uint32_t(std::min<size_t>(chunk, n - begin));
-      const DenseQuantizeArgs args{{x.data(), ElemType::f32, residual.data()}, begin, len, residual.data(), 1.0f,
-                                   Spec::kDefaultBlock, rounding, RoundingKey{1, 2}, begin,
-                                   symbols.data() + begin, scales.data() + begin / Spec::kDefaultBlock};
+      const DenseQuantizeArgs args{{x.data(), ElemType::f32, residual.data()},
+                                   begin,
+                                   len,
+                                   residual.data(),
+                                   1.0f,
+                                   Spec::kDefaultBlock,
+                                   rounding,
+                                   RoundingKey{1, 2},
+                                   begin,
+                                   symbols.data() + begin,
+                                   scales.data() + begin / Spec::kDefaultBlock};
       k.quantize_dense(args);
     }
     benchmark::DoNotOptimize(symbols.data());
@@ -92,8 +100,16 @@ Symbols q8_symbols(size_t n) {
   Symbols s;
   s.data.resize(n);
   std::vector<float> scales(n / Spec::kDefaultBlock + 1);
-  const DenseQuantizeArgs args{{x.data(), ElemType::f32, nullptr}, 0, uint32_t(n), nullptr, 1.0f,
-                               Spec::kDefaultBlock, Rounding::nearest, RoundingKey{1, 2}, 0, s.data.data(),
+  const DenseQuantizeArgs args{{x.data(), ElemType::f32, nullptr},
+                               0,
+                               uint32_t(n),
+                               nullptr,
+                               1.0f,
+                               Spec::kDefaultBlock,
+                               Rounding::nearest,
+                               RoundingKey{1, 2},
+                               0,
+                               s.data.data(),
                                scales.data()};
   codec_kernels().quantize_dense(args);
   uint32_t counts[256] = {};
@@ -136,7 +152,8 @@ void bench_huffman_decode(benchmark::State& state, Isa isa, size_t bytes) {
     for (unsigned st = 0; st < 4; ++st) {
       const uint64_t b = wire::segment_begin(len, 4, st), e = wire::segment_begin(len, 4, st + 1);
       v.data[st] = coded.data() + pos;
-      v.size[st] = k.huffman_encode(s.data.data() + c + b, e - b, s.table.codes(), coded.data() + pos, coded.size() - pos);
+      v.size[st] =
+          k.huffman_encode(s.data.data() + c + b, e - b, s.table.codes(), coded.data() + pos, coded.size() - pos);
       pos += v.size[st];
     }
     chunks.push_back(v);
@@ -176,7 +193,8 @@ void bench_decode(benchmark::State& state, const std::string& text, Isa isa, siz
   const std::vector<float> x = gradient(n, 6);
   Residual residual(n);
   std::vector<uint8_t> msg(max_message_bytes(spec, n));
-  msg.resize(Encoder(isa).encode(spec, dcFloat32, x.data(), n, spec.error_feedback ? &residual : nullptr, 1, msg).bytes);
+  msg.resize(
+      Encoder(isa).encode(spec, dcFloat32, x.data(), n, spec.error_feedback ? &residual : nullptr, 1, msg).bytes);
   std::vector<float> sum(n, 0.0f);
   for (auto _ : state) {
     decode_accumulate(msg, {dcFloat32, sum.data(), n}, isa);
@@ -205,8 +223,10 @@ void register_all() {
       benchmark::RegisterBenchmark(("huffman_encode" + is + sz).c_str(), bench_huffman_encode, isa, b);
       benchmark::RegisterBenchmark(("huffman_decode" + is + sz).c_str(), bench_huffman_decode, isa, b);
       for (const char* spec : kMessageSpecs) {
-        benchmark::RegisterBenchmark(("encode[" + std::string(spec) + "]" + is + sz).c_str(), bench_encode, spec, isa, b);
-        benchmark::RegisterBenchmark(("decode[" + std::string(spec) + "]" + is + sz).c_str(), bench_decode, spec, isa, b);
+        benchmark::RegisterBenchmark(("encode[" + std::string(spec) + "]" + is + sz).c_str(), bench_encode, spec, isa,
+                                     b);
+        benchmark::RegisterBenchmark(("decode[" + std::string(spec) + "]" + is + sz).c_str(), bench_decode, spec, isa,
+                                     b);
       }
     }
   }

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "compression/compression.h"
 #include "base/error.h"
+#include "compression/compression.h"
 
 namespace {
 
@@ -143,7 +143,8 @@ Row measure(const std::string& text, const std::vector<float>& x, const Options&
   c::EncodeResult first = encoder.encode(spec, dcFloat32, x.data(), n, r, 0, msg);
   std::vector<uint8_t> message(msg.begin(), msg.begin() + first.bytes);
   uint64_t seed = 1;
-  const double enc = median_seconds(o.iterations, [&] { encoder.encode(spec, dcFloat32, x.data(), n, r, seed++, msg); });
+  const double enc =
+      median_seconds(o.iterations, [&] { encoder.encode(spec, dcFloat32, x.data(), n, r, seed++, msg); });
   std::vector<float> sum(n, 0.0f);
   const double dec = median_seconds(o.iterations, [&] {
     c::decode_accumulate(message, {dcFloat32, sum.data(), n}, o.isa);
@@ -176,22 +177,23 @@ void print(const std::vector<Row>& rows, bool json) {
     std::printf("[\n");
     for (size_t i = 0; i < rows.size(); ++i) {
       const Row& r = rows[i];
-      std::printf("  {\"spec\": %s, \"applied\": %s, \"bytes_in\": %llu, \"bytes_out\": %llu, \"ratio\": %.3f, "
-                  "\"kept\": %llu, \"bits_per_kept\": %.3f, \"encode_gbps\": %.3f, \"decode_gbps\": %.3f, "
-                  "\"reason\": %s}%s\n",
-                  json_string(r.spec).c_str(), json_string(r.applied).c_str(), (unsigned long long)r.bytes_in,
-                  (unsigned long long)r.bytes_out, r.ratio, (unsigned long long)r.kept, r.bits_per_kept,
-                  r.encode_gbps, r.decode_gbps, json_string(r.reason).c_str(), i + 1 < rows.size() ? "," : "");
+      std::printf(
+          "  {\"spec\": %s, \"applied\": %s, \"bytes_in\": %llu, \"bytes_out\": %llu, \"ratio\": %.3f, "
+          "\"kept\": %llu, \"bits_per_kept\": %.3f, \"encode_gbps\": %.3f, \"decode_gbps\": %.3f, "
+          "\"reason\": %s}%s\n",
+          json_string(r.spec).c_str(), json_string(r.applied).c_str(), (unsigned long long)r.bytes_in,
+          (unsigned long long)r.bytes_out, r.ratio, (unsigned long long)r.kept, r.bits_per_kept, r.encode_gbps,
+          r.decode_gbps, json_string(r.reason).c_str(), i + 1 < rows.size() ? "," : "");
     }
     std::printf("]\n");
     return;
   }
-  std::printf("%-40s %12s %10s %10s %10s %9s %9s %9s\n", "spec", "bytes_in", "bytes_out", "ratio", "kept",
-              "bits/kept", "enc_GB/s", "dec_GB/s");
+  std::printf("%-40s %12s %10s %10s %10s %9s %9s %9s\n", "spec", "bytes_in", "bytes_out", "ratio", "kept", "bits/kept",
+              "enc_GB/s", "dec_GB/s");
   for (const Row& r : rows) {
-    std::printf("%-40s %12llu %10llu %10.2f %10llu %9.2f %9.2f %9.2f\n", r.spec.c_str(),
-                (unsigned long long)r.bytes_in, (unsigned long long)r.bytes_out, r.ratio, (unsigned long long)r.kept,
-                r.bits_per_kept, r.encode_gbps, r.decode_gbps);
+    std::printf("%-40s %12llu %10llu %10.2f %10llu %9.2f %9.2f %9.2f\n", r.spec.c_str(), (unsigned long long)r.bytes_in,
+                (unsigned long long)r.bytes_out, r.ratio, (unsigned long long)r.kept, r.bits_per_kept, r.encode_gbps,
+                r.decode_gbps);
     if (!r.reason.empty()) std::printf("  -> %s: %s\n", r.applied.c_str(), r.reason.c_str());
   }
 }

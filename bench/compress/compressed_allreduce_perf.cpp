@@ -43,7 +43,8 @@ struct Options {
 std::vector<std::string> split(const std::string& text) {
   std::vector<std::string> out;
   size_t start = 0;
-  for (size_t at; (at = text.find(',', start)) != std::string::npos; start = at + 1) out.push_back(text.substr(start, at - start));
+  for (size_t at; (at = text.find(',', start)) != std::string::npos; start = at + 1)
+    out.push_back(text.substr(start, at - start));
   out.push_back(text.substr(start));
   return out;
 }
@@ -102,8 +103,8 @@ double mean_over_ranks(dcComm_t comm, double value) {
 }
 
 struct Measure {
-  double seconds = 0;    // per call, averaged over ranks
-  double bytes = 0;      // sent per call, averaged over ranks
+  double seconds = 0;         // per call, averaged over ranks
+  double bytes = 0;           // sent per call, averaged over ranks
   dcCompressStats_t stats{};  // compressed: the sum over the timed calls
 };
 
@@ -161,9 +162,10 @@ int main(int argc, char** argv) {
   std::vector<float> out(count);
 
   if (rank == 0)
-    std::printf("# %d ranks, %zu float32 (%.1f MB) per rank, spec %s; time = wall per call averaged over ranks\n"
-                "%-6s %-14s %12s %14s\n", n, count, 4e-6 * double(count), o.spec.c_str(), "pair", "plan", "ms/call",
-                "bytes sent/call");
+    std::printf(
+        "# %d ranks, %zu float32 (%.1f MB) per rank, spec %s; time = wall per call averaged over ranks\n"
+        "%-6s %-14s %12s %14s\n",
+        n, count, 4e-6 * double(count), o.spec.c_str(), "pair", "plan", "ms/call", "bytes sent/call");
   std::vector<std::vector<double>> dense_ms(o.dense.size());
   std::vector<double> compressed_ms, speedups, ratios, best_dense_bytes;
   double compressed_bytes = 0;
@@ -201,16 +203,18 @@ int main(int argc, char** argv) {
   const double codec_ratio = mean_over_ranks(world, double(last.stats.rawBytes) / double(last.stats.wireBytes));
   if (rank == 0) {
     std::printf("\n## medians over %d pairs\n", o.pairs);
-    for (size_t a = 0; a < o.dense.size(); ++a) std::printf("dense %-10s %10.2f ms/call\n", o.dense[a].c_str(), median(dense_ms[a]));
+    for (size_t a = 0; a < o.dense.size(); ++a)
+      std::printf("dense %-10s %10.2f ms/call\n", o.dense[a].c_str(), median(dense_ms[a]));
     std::printf("compressed       %10.2f ms/call (%s), %.0f bytes sent per call\n", median(compressed_ms),
                 last.stats.algorithm, compressed_bytes);
     std::printf("speedup over the best dense plan: median of pairwise ratios %.1fx\n", median(speedups));
     std::printf("wire ratio (bytes a rank sends dense / compressed): %.0f:1; messages alone %.0f:1\n", median(ratios),
                 codec_ratio);
-    std::printf("breakdown per call (ms): selection %.2f, encode %.2f, decode %.2f, accumulate %.2f, "
-                "wire and waiting %.2f, total on the engine %.2f\n",
-                1e3 * select, 1e3 * encode, 1e3 * decode, 1e3 * accumulate,
-                1e3 * (total - select - encode - decode - accumulate), 1e3 * total);
+    std::printf(
+        "breakdown per call (ms): selection %.2f, encode %.2f, decode %.2f, accumulate %.2f, "
+        "wire and waiting %.2f, total on the engine %.2f\n",
+        1e3 * select, 1e3 * encode, 1e3 * decode, 1e3 * accumulate,
+        1e3 * (total - select - encode - decode - accumulate), 1e3 * total);
   }
   if (residual) dcResidualDestroy(residual);
   for (dcComm_t c : dense) dcCommDestroy(c);

@@ -26,12 +26,24 @@ std::vector<unsigned char> filled_buffer(dcDataType_t dt, size_t bytes, int seed
     const float v = float((i * 7 + seed) % 13) * 0.25f + 0.5f;
     unsigned char* p = buf.data() + i * elem;
     switch (dt) {
-      case dcFloat16: { const uint16_t h = dc::float_to_half(v); std::memcpy(p, &h, 2); break; }
-      case dcBfloat16: { const uint16_t b = dc::float_to_bf16(v); std::memcpy(p, &b, 2); break; }
+      case dcFloat16: {
+        const uint16_t h = dc::float_to_half(v);
+        std::memcpy(p, &h, 2);
+        break;
+      }
+      case dcBfloat16: {
+        const uint16_t b = dc::float_to_bf16(v);
+        std::memcpy(p, &b, 2);
+        break;
+      }
       case dcFloat8e4m3: *p = dc::float_to_fp8e4m3(v); break;
       case dcFloat8e5m2: *p = dc::float_to_fp8e5m2(v); break;
       case dcFloat32: std::memcpy(p, &v, 4); break;
-      case dcFloat64: { const double d = v; std::memcpy(p, &d, 8); break; }
+      case dcFloat64: {
+        const double d = v;
+        std::memcpy(p, &d, 8);
+        break;
+      }
       default: std::memset(p, int(v), elem); break;
     }
   }
@@ -64,14 +76,12 @@ void bench_memcpy(benchmark::State& state, size_t bytes) {
 
 int main(int argc, char** argv) {
   for (const Size& size : kSizes) {
-    benchmark::RegisterBenchmark((std::string("memcpy/") + size.name).c_str(), bench_memcpy,
-                                 size.bytes);
+    benchmark::RegisterBenchmark((std::string("memcpy/") + size.name).c_str(), bench_memcpy, size.bytes);
     for (int dt = 0; dt < dcNumTypes; ++dt) {
       for (int op = 0; op < dcNumOps; ++op) {
-        const std::string name = std::string("reduce/") + dc::datatype_name(dcDataType_t(dt)) +
-                                 "/" + dc::redop_name(dcRedOp_t(op)) + "/" + size.name;
-        benchmark::RegisterBenchmark(name.c_str(), bench_reduce, dcDataType_t(dt), dcRedOp_t(op),
-                                     size.bytes);
+        const std::string name = std::string("reduce/") + dc::datatype_name(dcDataType_t(dt)) + "/" +
+                                 dc::redop_name(dcRedOp_t(op)) + "/" + size.name;
+        benchmark::RegisterBenchmark(name.c_str(), bench_reduce, dcDataType_t(dt), dcRedOp_t(op), size.bytes);
       }
     }
   }

@@ -22,12 +22,8 @@ class MpiBackend : public dcpeer::Backend {
   void run(dcpeer::Collective c, const float* send, float* recv, size_t count) override {
     const int n = static_cast<int>(count);  // sizes stay far below 2^31 elements
     switch (c) {
-      case dcpeer::Collective::kAllReduce:
-        MPI_Allreduce(send, recv, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-        break;
-      case dcpeer::Collective::kAllGather:
-        MPI_Allgather(send, n, MPI_FLOAT, recv, n, MPI_FLOAT, MPI_COMM_WORLD);
-        break;
+      case dcpeer::Collective::kAllReduce: MPI_Allreduce(send, recv, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); break;
+      case dcpeer::Collective::kAllGather: MPI_Allgather(send, n, MPI_FLOAT, recv, n, MPI_FLOAT, MPI_COMM_WORLD); break;
       case dcpeer::Collective::kReduceScatter:
         MPI_Reduce_scatter_block(send, recv, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
         break;
@@ -36,9 +32,7 @@ class MpiBackend : public dcpeer::Backend {
         if (rank_ == 0) std::copy(send, send + count, recv);
         MPI_Bcast(recv, n, MPI_FLOAT, 0, MPI_COMM_WORLD);
         break;
-      case dcpeer::Collective::kAlltoAll:
-        MPI_Alltoall(send, n, MPI_FLOAT, recv, n, MPI_FLOAT, MPI_COMM_WORLD);
-        break;
+      case dcpeer::Collective::kAlltoAll: MPI_Alltoall(send, n, MPI_FLOAT, recv, n, MPI_FLOAT, MPI_COMM_WORLD); break;
     }
   }
   void barrier() override { MPI_Barrier(MPI_COMM_WORLD); }

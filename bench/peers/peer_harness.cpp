@@ -21,9 +21,18 @@ Counts counts_of(Collective c, size_t bytes, int n) {
   switch (c) {
     case Collective::kAllReduce:
     case Collective::kBroadcast: k.count = k.send = k.recv = elems; break;
-    case Collective::kAllGather: k.count = k.send = elems / n; k.recv = k.count * n; break;
-    case Collective::kReduceScatter: k.count = k.recv = elems / n; k.send = k.count * n; break;
-    case Collective::kAlltoAll: k.count = elems / n; k.send = k.recv = k.count * n; break;
+    case Collective::kAllGather:
+      k.count = k.send = elems / n;
+      k.recv = k.count * n;
+      break;
+    case Collective::kReduceScatter:
+      k.count = k.recv = elems / n;
+      k.send = k.count * n;
+      break;
+    case Collective::kAlltoAll:
+      k.count = elems / n;
+      k.send = k.recv = k.count * n;
+      break;
   }
   return k;
 }
@@ -65,17 +74,17 @@ struct Result {
 };
 
 void print_header(const Backend& b, const Options& o) {
-  printf("# %s %s: nranks %d minBytes %zu maxBytes %zu step: %g(factor) warmup iters: %d iters: %d "
-         "validation: %d\n#\n",
-         b.name(), collective_name(o.collective), b.nranks(), o.min_bytes, o.max_bytes, o.step_factor, o.warmup,
-         o.iters, o.check);
+  printf(
+      "# %s %s: nranks %d minBytes %zu maxBytes %zu step: %g(factor) warmup iters: %d iters: %d "
+      "validation: %d\n#\n",
+      b.name(), collective_name(o.collective), b.nranks(), o.min_bytes, o.max_bytes, o.step_factor, o.warmup, o.iters,
+      o.check);
   printf("#                                                              out-of-place\n");
   printf("#       size         count      type   redop    root     time   algbw   busbw #wrong\n");
   printf("#        (B)    (elements)                               (us)  (GB/s)  (GB/s)\n");
 }
 
-bool write_json(const std::string& path, const Options& o, int n, const std::vector<Result>& rows,
-                double factor) {
+bool write_json(const std::string& path, const Options& o, int n, const std::vector<Result>& rows, double factor) {
   FILE* f = fopen(path.c_str(), "w");
   if (!f) {
     fprintf(stderr, "cannot write %s\n", path.c_str());
@@ -89,8 +98,8 @@ bool write_json(const std::string& path, const Options& o, int n, const std::vec
     fprintf(f,
             "    {\"size\": %zu, \"count\": %zu, \"type\": \"float\", \"redop\": \"%s\", \"root\": %d, "
             "\"out_of_place\": {\"time_us\": %.3f, \"algbw_gbs\": %.4f, \"busbw_gbs\": %.4f, \"wrong\": %lld}}%s\n",
-            r.bytes, r.count, has_op ? "sum" : "none", o.collective == Collective::kBroadcast ? 0 : -1,
-            r.seconds * 1e6, algbw, algbw * factor, r.wrong, i + 1 < rows.size() ? "," : "");
+            r.bytes, r.count, has_op ? "sum" : "none", o.collective == Collective::kBroadcast ? 0 : -1, r.seconds * 1e6,
+            algbw, algbw * factor, r.wrong, i + 1 < rows.size() ? "," : "");
   }
   fprintf(f, "  ]\n}\n");
   fclose(f);

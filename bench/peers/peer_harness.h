@@ -11,15 +11,15 @@ namespace dcpeer {
 enum class Collective { kAllReduce, kAllGather, kReduceScatter, kBroadcast, kAlltoAll };
 
 struct Options {
-  size_t min_bytes = 32 * 1024 * 1024;  // -b
-  size_t max_bytes = 32 * 1024 * 1024;  // -e
-  double step_factor = 2;               // -f
-  int iters = 20;                       // -n
-  int warmup = 5;                       // -w
-  int check = 1;                        // -c
+  size_t min_bytes = 32 * 1024 * 1024;             // -b
+  size_t max_bytes = 32 * 1024 * 1024;             // -e
+  double step_factor = 2;                          // -f
+  int iters = 20;                                  // -n
+  int warmup = 5;                                  // -w
+  int check = 1;                                   // -c
   Collective collective = Collective::kAllReduce;  // -C all_reduce|all_gather|reduce_scatter|broadcast|alltoall
-  std::string json_path;                // -J
-  std::string store_dir;                // -S (Gloo's FileStore rendezvous directory)
+  std::string json_path;                           // -J
+  std::string store_dir;                           // -S (Gloo's FileStore rendezvous directory)
 };
 
 // One peer library's view of the job. Buffers are float32; counts follow nccl-tests (see specs).

@@ -19,9 +19,21 @@ bool parse_size(const char* text, size_t* out) {
   if (end == text || value < 0) return false;
   double scale = 1;
   switch (*end) {
-    case 'K': case 'k': scale = 1024.0; ++end; break;
-    case 'M': case 'm': scale = 1024.0 * 1024; ++end; break;
-    case 'G': case 'g': scale = 1024.0 * 1024 * 1024; ++end; break;
+    case 'K':
+    case 'k':
+      scale = 1024.0;
+      ++end;
+      break;
+    case 'M':
+    case 'm':
+      scale = 1024.0 * 1024;
+      ++end;
+      break;
+    case 'G':
+    case 'g':
+      scale = 1024.0 * 1024 * 1024;
+      ++end;
+      break;
     default: break;
   }
   if (*end != '\0') return false;
@@ -56,9 +68,18 @@ bool parse_options(int argc, char** argv, Options* o) {
       }
       case 'b': ok = parse_size(optarg, &o->min_bytes); break;
       case 'e': ok = parse_size(optarg, &o->max_bytes); break;
-      case 'f': o->step_factor = atof(optarg); ok = o->step_factor > 1; break;
-      case 'n': o->iters = atoi(optarg); ok = o->iters > 0; break;
-      case 'w': o->warmup = atoi(optarg); ok = o->warmup >= 0; break;
+      case 'f':
+        o->step_factor = atof(optarg);
+        ok = o->step_factor > 1;
+        break;
+      case 'n':
+        o->iters = atoi(optarg);
+        ok = o->iters > 0;
+        break;
+      case 'w':
+        o->warmup = atoi(optarg);
+        ok = o->warmup >= 0;
+        break;
       case 'c': o->check = atoi(optarg); break;
       case 'J': o->json_path = optarg; break;
       case 'S': o->store_dir = optarg; break;

@@ -153,8 +153,8 @@ int main(int argc, char** argv) {
   }
   std::sort(slowest.begin(), slowest.end());
   const double per_rank_gbs = bytes / slowest[reps / 2] / 1e9;
-  printf("socket ring, %d ranks, %zu bytes per rank: %.3f GB/s per rank (median of %d)\n", nranks, bytes,
-         per_rank_gbs, reps);
+  printf("socket ring, %d ranks, %zu bytes per rank: %.3f GB/s per rank (median of %d)\n", nranks, bytes, per_rank_gbs,
+         reps);
   if (!json_path.empty()) {
     FILE* f = fopen(json_path.c_str(), "w");
     if (!f) return 1;

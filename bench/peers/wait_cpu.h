@@ -43,8 +43,10 @@ inline void print_wait_cpu(const char* library, double sleep_s, const std::vecto
   if (json_path) {
     FILE* f = fopen(json_path, "w");
     if (!f) return;
-    fprintf(f, "{\"library\": \"%s\", \"nranks\": %zu, \"sleep_s\": %.3f, \"median_percent\": %.3f, "
-               "\"max_percent\": %.3f}\n", library, percent.size(), sleep_s, median, worst);
+    fprintf(f,
+            "{\"library\": \"%s\", \"nranks\": %zu, \"sleep_s\": %.3f, \"median_percent\": %.3f, "
+            "\"max_percent\": %.3f}\n",
+            library, percent.size(), sleep_s, median, worst);
     fclose(f);
   }
 }

@@ -14,8 +14,7 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &n);
   std::vector<float> send(1024, 1.0f), recv(1024);
-  for (int i = 0; i < 3; ++i)
-    MPI_Allreduce(send.data(), recv.data(), 1024, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+  for (int i = 0; i < 3; ++i) MPI_Allreduce(send.data(), recv.data(), 1024, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
   double percent = 0;
   if (rank == 0) {
     std::this_thread::sleep_for(std::chrono::duration<double>(kSleepSeconds));

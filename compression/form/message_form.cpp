@@ -5,8 +5,8 @@
 #include <limits>
 #include <string>
 
-#include "compression/form/wire_format.h"
 #include "base/error.h"
+#include "compression/form/wire_format.h"
 
 namespace dc::compression {
 namespace {
@@ -46,8 +46,7 @@ uint64_t max_chunk_bytes(const MessageForm& f, uint64_t elements) {
 
 uint64_t max_tables_bytes(const MessageForm& f) {
   if (!f.huffman) return 0;
-  return (f.q8 ? max_table_bytes(wire::kValueAlphabet) : 0) +
-         (f.sparse ? max_table_bytes(wire::kGapAlphabet) : 0);
+  return (f.q8 ? max_table_bytes(wire::kValueAlphabet) : 0) + (f.sparse ? max_table_bytes(wire::kGapAlphabet) : 0);
 }
 
 uint64_t max_message_bytes(const MessageForm& f, uint64_t count) {
@@ -61,8 +60,8 @@ uint64_t max_message_bytes(const MessageForm& f, uint64_t count) {
 uint64_t max_message_bytes(const Spec& spec, uint64_t count) {
   constexpr uint64_t kLimit = std::numeric_limits<uint32_t>::max();
   if (count > kLimit)
-    fail(dcInvalidArgument, "a compressed message holds at most " + std::to_string(kLimit) +
-                                " elements, not " + std::to_string(count) + ": split the buffer");
+    fail(dcInvalidArgument, "a compressed message holds at most " + std::to_string(kLimit) + " elements, not " +
+                                std::to_string(count) + ": split the buffer");
   MessageForm form{spec.sparse(), spec.q8, spec.huffman, spec.block, spec.chunk_log2};
   uint64_t bytes = max_message_bytes(form, count);
   if (spec.selection == Selection::automatic) {
@@ -70,8 +69,8 @@ uint64_t max_message_bytes(const Spec& spec, uint64_t count) {
     bytes = std::max(bytes, max_message_bytes(form, count));
   }
   if (bytes > kLimit)
-    fail(dcInvalidArgument, "compressing " + std::to_string(count) + " elements with '" +
-                                spec.to_string() + "' may need " + std::to_string(bytes) +
+    fail(dcInvalidArgument, "compressing " + std::to_string(count) + " elements with '" + spec.to_string() +
+                                "' may need " + std::to_string(bytes) +
                                 " bytes, beyond one message's 4 GiB: split the buffer");
   return bytes;
 }
@@ -81,8 +80,8 @@ uint64_t expected_message_bytes(const Spec& spec, uint64_t count) {
   const uint64_t chunks = wire::div_ceil(count, uint64_t(1) << spec.chunk_log2);
   const uint64_t overhead = wire::kFixedHeaderBytes + wire::kChunkEntryBytes * chunks + (spec.huffman ? 50 : 0);
   const bool sparse = spec.sparse() || spec.selection == Selection::automatic;
-  const double fraction = spec.selection == Selection::automatic && spec.fraction == 0 ? Spec::kDefaultAutoFraction
-                                                                                        : spec.fraction;
+  const double fraction =
+      spec.selection == Selection::automatic && spec.fraction == 0 ? Spec::kDefaultAutoFraction : spec.fraction;
   double bits = 0;
   if (!sparse) {
     bits = double(count) * (spec.huffman ? 4.5 : 8.0) + 32.0 * wire::div_ceil(count, spec.block);

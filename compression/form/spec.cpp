@@ -49,8 +49,7 @@ class SpecParser {
     fail(dcInvalidArgument, "compression spec '" + std::string(text_) + "' " + why);
   }
   [[noreturn]] void fail_item(std::string_view item, const std::string& why) const {
-    fail(dcInvalidArgument, "compression spec '" + std::string(text_) + "': item '" +
-                                std::string(item) + "' " + why);
+    fail(dcInvalidArgument, "compression spec '" + std::string(text_) + "': item '" + std::string(item) + "' " + why);
   }
 
   void once(std::string_view item, bool& seen) {
@@ -91,8 +90,7 @@ class SpecParser {
     const std::vector<std::string_view> args = split(item, ':');
     const std::string_view name = args[0];
     if (name == "topk") {
-      if (args.size() < 2 || args.size() > 3)
-        fail_item(item, "must be topk:FRACTION or topk:FRACTION:exact|sampled");
+      if (args.size() < 2 || args.size() > 3) fail_item(item, "must be topk:FRACTION or topk:FRACTION:exact|sampled");
       Selection s = Selection::topk_exact;
       if (args.size() == 3) {
         if (args[2] == "sampled") s = Selection::topk_sampled;
@@ -120,8 +118,8 @@ class SpecParser {
           block_seen = true;
           const uint64_t b = integer(item, args[i], "nearest, stochastic or a block size");
           if (b < Spec::kMinBlock || b > Spec::kMaxBlock)
-            fail_item(item, "has block size " + std::to_string(b) + ", outside " +
-                                std::to_string(Spec::kMinBlock) + ".." + std::to_string(Spec::kMaxBlock));
+            fail_item(item, "has block size " + std::to_string(b) + ", outside " + std::to_string(Spec::kMinBlock) +
+                                ".." + std::to_string(Spec::kMaxBlock));
           spec_.block = uint32_t(b);
         }
       }
@@ -154,8 +152,7 @@ class SpecParser {
 
   std::string_view text_;
   Spec spec_;
-  bool selection_seen_ = false, q8_seen_ = false, huffman_seen_ = false, ef_seen_ = false,
-       chunk_seen_ = false;
+  bool selection_seen_ = false, q8_seen_ = false, huffman_seen_ = false, ef_seen_ = false, chunk_seen_ = false;
 };
 
 template <class T>

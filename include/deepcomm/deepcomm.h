@@ -94,7 +94,8 @@ typedef struct {
   int blocking;
   const char* commName; /* shown in logs; may be NULL */
 } dcConfig_t;
-#define DC_CONFIG_INIT {sizeof(dcConfig_t), 1, NULL}
+#define DC_CONFIG_INIT \
+  { sizeof(dcConfig_t), 1, NULL }
 
 /* Bytes moved by this communicator's rank, per transport. */
 typedef struct {
@@ -120,8 +121,7 @@ dcResult_t dcGetVersion(int* version);
 /* Makes an id and starts the rendezvous root in this process (it serves until all ranks joined
  * or the bootstrap deadline passed). The id may be passed to other processes by any means. */
 dcResult_t dcGetUniqueId(dcUniqueId* uniqueId);
-dcResult_t dcCommInitRank(dcComm_t* comm, int nranks, const dcUniqueId* uniqueId, int rank,
-                          const dcConfig_t* config);
+dcResult_t dcCommInitRank(dcComm_t* comm, int nranks, const dcUniqueId* uniqueId, int rank, const dcConfig_t* config);
 /* The same with nIds unique ids (1 <= nIds <= nranks, the same array on every rank): ranks are
  * spread over the ids' rendezvous roots so that no root serves all of them. */
 dcResult_t dcCommInitRankScalable(dcComm_t* comm, int nranks, int rank, int nIds, const dcUniqueId* ids,
@@ -166,32 +166,30 @@ dcResult_t dcCommGetCounters(dcComm_t comm, dcCounters_t* counters);
 /* Writes the JSON of the plan this rank would run for the operation into buf (NUL-terminated).
  * *len is the buffer size on entry and the needed size (with NUL) on return. An all-reduce (with
  * sum) that DEEPCOMM_COMPRESS applies to shows its compressed plan. */
-dcResult_t dcCommPlanJson(dcComm_t comm, dcCollective_t coll, size_t count, dcDataType_t datatype,
-                          int root, char* buf, size_t* len);
+dcResult_t dcCommPlanJson(dcComm_t comm, dcCollective_t coll, size_t count, dcDataType_t datatype, int root, char* buf,
+                          size_t* len);
 
 /* Collectives and point-to-point. request == NULL: complete on return (or at dcGroupEnd inside a
  * group). request != NULL: start and return; complete with dcTest/dcWait (not inside a group). */
-dcResult_t dcAllReduce(const void* sendbuf, void* recvbuf, size_t count, dcDataType_t datatype,
-                       dcRedOp_t op, dcComm_t comm, dcRequest_t* request);
-dcResult_t dcBroadcast(const void* sendbuf, void* recvbuf, size_t count, dcDataType_t datatype,
-                       int root, dcComm_t comm, dcRequest_t* request);
-dcResult_t dcReduce(const void* sendbuf, void* recvbuf, size_t count, dcDataType_t datatype,
-                    dcRedOp_t op, int root, dcComm_t comm, dcRequest_t* request);
-dcResult_t dcAllGather(const void* sendbuf, void* recvbuf, size_t sendcount, dcDataType_t datatype,
+dcResult_t dcAllReduce(const void* sendbuf, void* recvbuf, size_t count, dcDataType_t datatype, dcRedOp_t op,
                        dcComm_t comm, dcRequest_t* request);
-dcResult_t dcReduceScatter(const void* sendbuf, void* recvbuf, size_t recvcount,
-                           dcDataType_t datatype, dcRedOp_t op, dcComm_t comm,
-                           dcRequest_t* request);
-dcResult_t dcAlltoAll(const void* sendbuf, void* recvbuf, size_t count, dcDataType_t datatype,
-                      dcComm_t comm, dcRequest_t* request);
-dcResult_t dcGather(const void* sendbuf, void* recvbuf, size_t count, dcDataType_t datatype,
-                    int root, dcComm_t comm, dcRequest_t* request);
-dcResult_t dcScatter(const void* sendbuf, void* recvbuf, size_t count, dcDataType_t datatype,
-                     int root, dcComm_t comm, dcRequest_t* request);
-dcResult_t dcSend(const void* sendbuf, size_t count, dcDataType_t datatype, int peer,
-                  dcComm_t comm, dcRequest_t* request);
-dcResult_t dcRecv(void* recvbuf, size_t count, dcDataType_t datatype, int peer, dcComm_t comm,
+dcResult_t dcBroadcast(const void* sendbuf, void* recvbuf, size_t count, dcDataType_t datatype, int root, dcComm_t comm,
+                       dcRequest_t* request);
+dcResult_t dcReduce(const void* sendbuf, void* recvbuf, size_t count, dcDataType_t datatype, dcRedOp_t op, int root,
+                    dcComm_t comm, dcRequest_t* request);
+dcResult_t dcAllGather(const void* sendbuf, void* recvbuf, size_t sendcount, dcDataType_t datatype, dcComm_t comm,
+                       dcRequest_t* request);
+dcResult_t dcReduceScatter(const void* sendbuf, void* recvbuf, size_t recvcount, dcDataType_t datatype, dcRedOp_t op,
+                           dcComm_t comm, dcRequest_t* request);
+dcResult_t dcAlltoAll(const void* sendbuf, void* recvbuf, size_t count, dcDataType_t datatype, dcComm_t comm,
+                      dcRequest_t* request);
+dcResult_t dcGather(const void* sendbuf, void* recvbuf, size_t count, dcDataType_t datatype, int root, dcComm_t comm,
+                    dcRequest_t* request);
+dcResult_t dcScatter(const void* sendbuf, void* recvbuf, size_t count, dcDataType_t datatype, int root, dcComm_t comm,
+                     dcRequest_t* request);
+dcResult_t dcSend(const void* sendbuf, size_t count, dcDataType_t datatype, int peer, dcComm_t comm,
                   dcRequest_t* request);
+dcResult_t dcRecv(void* recvbuf, size_t count, dcDataType_t datatype, int peer, dcComm_t comm, dcRequest_t* request);
 
 dcResult_t dcGroupStart(void);
 dcResult_t dcGroupEnd(void);
@@ -224,29 +222,28 @@ dcResult_t dcResidualDestroy(dcResidual_t residual);
 
 /* What one compressed all-reduce did on this rank. */
 typedef struct {
-  uint64_t rawBytes;     /* the elements of the messages this rank sent, at the datatype's size */
-  uint64_t wireBytes;    /* the bytes of those messages (forwarded ones included) */
-  double ratio;          /* rawBytes / wireBytes; 0 when this rank sent nothing */
-  uint64_t messages;     /* messages this rank sent */
-  double selectSeconds;  /* encoders: selection (top-k) or quantization, with error feedback */
-  double encodeSeconds;  /* encoders: code tables and writing the messages */
-  double decodeSeconds;  /* decoders: checking and unpacking messages */
+  uint64_t rawBytes;        /* the elements of the messages this rank sent, at the datatype's size */
+  uint64_t wireBytes;       /* the bytes of those messages (forwarded ones included) */
+  double ratio;             /* rawBytes / wireBytes; 0 when this rank sent nothing */
+  uint64_t messages;        /* messages this rank sent */
+  double selectSeconds;     /* encoders: selection (top-k) or quantization, with error feedback */
+  double encodeSeconds;     /* encoders: code tables and writing the messages */
+  double decodeSeconds;     /* decoders: checking and unpacking messages */
   double accumulateSeconds; /* decoders: adding (or writing) decoded values into the output */
-  double totalSeconds;   /* from the start of the operation on the progress engine to its end */
-  char algorithm[24];    /* the plan that ran: "twophase", "sparsegather" (or "local": 1 rank) */
+  double totalSeconds;      /* from the start of the operation on the progress engine to its end */
+  char algorithm[24];       /* the plan that ran: "twophase", "sparsegather" (or "local": 1 rank) */
 } dcCompressStats_t;
 
 /* stats (may be NULL) is written when the operation completes: before the call returns, or, with
  * a request, before dcWait/dcTest reports it complete (it must stay valid until then). */
-dcResult_t dcCompressedAllReduce(const void* sendbuf, void* recvbuf, size_t count, dcDataType_t datatype,
-                                 dcRedOp_t op, const char* spec, dcResidual_t residual, dcComm_t comm,
-                                 dcRequest_t* request, dcCompressStats_t* stats);
+dcResult_t dcCompressedAllReduce(const void* sendbuf, void* recvbuf, size_t count, dcDataType_t datatype, dcRedOp_t op,
+                                 const char* spec, dcResidual_t residual, dcComm_t comm, dcRequest_t* request,
+                                 dcCompressStats_t* stats);
 /* Drops the error feedback the NCCL path (DEEPCOMM_COMPRESS) keeps for comm's buffers. */
 dcResult_t dcCommResetCompression(dcComm_t comm);
 
 /* op = sum of (scalar * input) over ranks; *scalar is read before the call returns. */
-dcResult_t dcRedOpCreatePreMulSum(dcRedOp_t* op, const void* scalar, dcDataType_t datatype,
-                                  dcComm_t comm);
+dcResult_t dcRedOpCreatePreMulSum(dcRedOp_t* op, const void* scalar, dcDataType_t datatype, dcComm_t comm);
 dcResult_t dcRedOpDestroy(dcRedOp_t op, dcComm_t comm);
 
 /* Registers a buffer with comm's transports (RDMA transports pin it; shared memory and TCP move

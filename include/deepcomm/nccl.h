@@ -1,9 +1,12 @@
 /* DeepComm's NCCL-compatible header.
  *
- * Declares the C ABI of NCCL 2.28 (version code 22809) exactly as libnccl.so.2 built by DeepComm
+ * Declares the C ABI of NCCL 2.30.7 (version code 23007) exactly as libnccl.so.2 built by DeepComm
  * exports it: the same macros, enum values, struct tags and layouts, and the same functions with
  * their pncclX twins (profiling entry points). Programs written for NCCL compile against it
- * unchanged. Layouts are checked below and, against NVIDIA's header, by tests/nccl/nccl_abi_test.
+ * unchanged. Layouts are checked below and, against NVIDIA's headers (2.30.7 from PyPI, 2.28.9
+ * from the CUDA toolkit), by tests/nccl/nccl_abi_test. The host side of NCCL's device API, which
+ * NVIDIA declares in nccl_device/core.h and its neighbours, is declared at the end of this file;
+ * docs/nccl-abi.md says which functions DeepComm implements.
  *
  * The CUDA toolkit is optional: when <cuda_runtime.h> can be found, cudaStream_t is CUDA's own
  * type; otherwise, or when DEEPCOMM_NCCL_WITHOUT_CUDA_RUNTIME is defined (a translation unit that
@@ -16,6 +19,10 @@
 
 #include <limits.h>
 #include <stddef.h>
+#include <stdint.h>
+#ifndef __cplusplus
+#include <stdbool.h>
+#endif
 
 #if defined(__has_include) && !defined(DEEPCOMM_NCCL_WITHOUT_CUDA_RUNTIME)
 #if __has_include(<cuda_runtime.h>)
@@ -29,14 +36,13 @@ typedef struct CUstream_st* cudaStream_t;
 #endif
 
 #define NCCL_MAJOR 2
-#define NCCL_MINOR 28
-#define NCCL_PATCH 9
+#define NCCL_MINOR 30
+#define NCCL_PATCH 7
 #define NCCL_SUFFIX ""
 
-#define NCCL_VERSION_CODE 22809
+#define NCCL_VERSION_CODE 23007
 /* Before 2.9 the code was X*1000 + Y*100 + Z; since then X*10000 + Y*100 + Z. */
-#define NCCL_VERSION(X, Y, Z) \
-  (((X) <= 2 && (Y) <= 8) ? (X) * 1000 + (Y) * 100 + (Z) : (X) * 10000 + (Y) * 100 + (Z))
+#define NCCL_VERSION(X, Y, Z) (((X) <= 2 && (Y) <= 8) ? (X)*1000 + (Y)*100 + (Z) : (X)*10000 + (Y)*100 + (Z))
 
 #ifdef __cplusplus
 extern "C" {
@@ -60,7 +66,8 @@ typedef enum {
   ncclInvalidUsage = 5,
   ncclRemoteError = 6,
   ncclInProgress = 7,
-  ncclNumResults = 8
+  ncclTimeout = 8,
+  ncclNumResults = 9
 } ncclResult_t;
 
 #define NCCL_CONFIG_UNDEF_INT INT_MIN
@@ -68,9 +75,13 @@ typedef enum {
 #define NCCL_SPLIT_NOCOLOR -1
 #define NCCL_UNDEF_FLOAT -1.0f
 
+/* The magic of every versioned struct (ncclConfig_t, ncclDevCommRequirements_t, ...). */
+#define NCCL_API_MAGIC 0xcafebeef
+
 /* Flags of ncclCommWindowRegister. */
 #define NCCL_WIN_DEFAULT 0x00
 #define NCCL_WIN_COLL_SYMMETRIC 0x01
+#define NCCL_WIN_STRICT_ORDERING 0x02
 
 #define NCCL_WIN_REQUIRED_ALIGNMENT 4096
 
@@ -89,7 +100,7 @@ typedef enum {
 /* Communicator options. Always start from NCCL_CONFIG_INITIALIZER: the library checks magic,
  * reads only the fields that fit in size, and gives fields left at NCCL_CONFIG_UNDEF_* their
  * defaults. The struct tag names the version that added the last field. */
-typedef struct ncclConfig_v22800 {
+typedef struct ncclConfig_v23000 {
   size_t size;
   unsigned int magic;
   unsigned int version;
@@ -107,19 +118,25 @@ typedef struct ncclConfig_v22800 {
   int nvlsCTAs;
   int nChannelsPerNetPeer;
   int nvlinkCentricSched;
+  /* Added in 2.30. */
+  int graphUsageMode;
+  int numRmaCtx; /* contexts of ncclPutSignal/ncclSignal; ctx is in [0, numRmaCtx) */
+  int maxP2pPeers;
+  int graphStreamOrdering;
 } ncclConfig_t;
 
-#define NCCL_CONFIG_INITIALIZER                                                                  \
-  {                                                                                              \
-    sizeof(ncclConfig_t), 0xcafebeef, NCCL_VERSION(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH),          \
-        NCCL_CONFIG_UNDEF_INT /* blocking */, NCCL_CONFIG_UNDEF_INT /* cgaClusterSize */,        \
-        NCCL_CONFIG_UNDEF_INT /* minCTAs */, NCCL_CONFIG_UNDEF_INT /* maxCTAs */,                \
-        NCCL_CONFIG_UNDEF_PTR /* netName */, NCCL_CONFIG_UNDEF_INT /* splitShare */,             \
-        NCCL_CONFIG_UNDEF_INT /* trafficClass */, NCCL_CONFIG_UNDEF_PTR /* commName */,          \
-        NCCL_CONFIG_UNDEF_INT /* collnetEnable */, NCCL_CONFIG_UNDEF_INT /* CTAPolicy */,        \
-        NCCL_CONFIG_UNDEF_INT /* shrinkShare */, NCCL_CONFIG_UNDEF_INT /* nvlsCTAs */,           \
-        NCCL_CONFIG_UNDEF_INT /* nChannelsPerNetPeer */,                                         \
-        NCCL_CONFIG_UNDEF_INT /* nvlinkCentricSched */                                           \
+#define NCCL_CONFIG_INITIALIZER                                                                     \
+  {                                                                                                 \
+    sizeof(ncclConfig_t), NCCL_API_MAGIC, NCCL_VERSION_CODE, NCCL_CONFIG_UNDEF_INT /* blocking */,  \
+        NCCL_CONFIG_UNDEF_INT /* cgaClusterSize */, NCCL_CONFIG_UNDEF_INT /* minCTAs */,            \
+        NCCL_CONFIG_UNDEF_INT /* maxCTAs */, NCCL_CONFIG_UNDEF_PTR /* netName */,                   \
+        NCCL_CONFIG_UNDEF_INT /* splitShare */, NCCL_CONFIG_UNDEF_INT /* trafficClass */,           \
+        NCCL_CONFIG_UNDEF_PTR /* commName */, NCCL_CONFIG_UNDEF_INT /* collnetEnable */,            \
+        NCCL_CONFIG_UNDEF_INT /* CTAPolicy */, NCCL_CONFIG_UNDEF_INT /* shrinkShare */,             \
+        NCCL_CONFIG_UNDEF_INT /* nvlsCTAs */, NCCL_CONFIG_UNDEF_INT /* nChannelsPerNetPeer */,      \
+        NCCL_CONFIG_UNDEF_INT /* nvlinkCentricSched */, NCCL_CONFIG_UNDEF_INT /* graphUsageMode */, \
+        NCCL_CONFIG_UNDEF_INT /* numRmaCtx */, NCCL_CONFIG_UNDEF_INT /* maxP2pPeers */,             \
+        NCCL_CONFIG_UNDEF_INT /* graphStreamOrdering */                                             \
   }
 
 /* Result of ncclGroupSimulateEnd. Start from NCCL_SIM_INFO_INITIALIZER. */
@@ -130,11 +147,8 @@ typedef struct ncclSimInfo_v22200 {
   float estimatedTime;
 } ncclSimInfo_t;
 
-#define NCCL_SIM_INFO_INITIALIZER                                                       \
-  {                                                                                     \
-    sizeof(ncclSimInfo_t), 0x74685283, NCCL_VERSION(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH), \
-        NCCL_UNDEF_FLOAT                                                                \
-  }
+#define NCCL_SIM_INFO_INITIALIZER \
+  { sizeof(ncclSimInfo_t), 0x74685283, NCCL_VERSION_CODE, NCCL_UNDEF_FLOAT }
 
 /* Layout on LP64 platforms, the ABI of libnccl.so.2 on Linux. */
 #if defined(__LP64__)
@@ -145,7 +159,7 @@ typedef struct ncclSimInfo_v22200 {
 #endif
 #ifdef DEEPCOMM_NCCL_LAYOUT_CHECK
 DEEPCOMM_NCCL_LAYOUT_CHECK(sizeof(ncclUniqueId) == 128);
-DEEPCOMM_NCCL_LAYOUT_CHECK(sizeof(ncclConfig_t) == 80);
+DEEPCOMM_NCCL_LAYOUT_CHECK(sizeof(ncclConfig_t) == 96);
 DEEPCOMM_NCCL_LAYOUT_CHECK(offsetof(ncclConfig_t, size) == 0);
 DEEPCOMM_NCCL_LAYOUT_CHECK(offsetof(ncclConfig_t, magic) == 8);
 DEEPCOMM_NCCL_LAYOUT_CHECK(offsetof(ncclConfig_t, version) == 12);
@@ -163,6 +177,10 @@ DEEPCOMM_NCCL_LAYOUT_CHECK(offsetof(ncclConfig_t, shrinkShare) == 64);
 DEEPCOMM_NCCL_LAYOUT_CHECK(offsetof(ncclConfig_t, nvlsCTAs) == 68);
 DEEPCOMM_NCCL_LAYOUT_CHECK(offsetof(ncclConfig_t, nChannelsPerNetPeer) == 72);
 DEEPCOMM_NCCL_LAYOUT_CHECK(offsetof(ncclConfig_t, nvlinkCentricSched) == 76);
+DEEPCOMM_NCCL_LAYOUT_CHECK(offsetof(ncclConfig_t, graphUsageMode) == 80);
+DEEPCOMM_NCCL_LAYOUT_CHECK(offsetof(ncclConfig_t, numRmaCtx) == 84);
+DEEPCOMM_NCCL_LAYOUT_CHECK(offsetof(ncclConfig_t, maxP2pPeers) == 88);
+DEEPCOMM_NCCL_LAYOUT_CHECK(offsetof(ncclConfig_t, graphStreamOrdering) == 92);
 DEEPCOMM_NCCL_LAYOUT_CHECK(sizeof(ncclSimInfo_t) == 24);
 DEEPCOMM_NCCL_LAYOUT_CHECK(offsetof(ncclSimInfo_t, size) == 0);
 DEEPCOMM_NCCL_LAYOUT_CHECK(offsetof(ncclSimInfo_t, magic) == 8);
@@ -186,10 +204,8 @@ ncclResult_t pncclGetVersion(int* version);
 ncclResult_t ncclGetUniqueId(ncclUniqueId* uniqueId);
 ncclResult_t pncclGetUniqueId(ncclUniqueId* uniqueId);
 
-ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank,
-                                    ncclConfig_t* config);
-ncclResult_t pncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank,
-                                     ncclConfig_t* config);
+ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank, ncclConfig_t* config);
+ncclResult_t pncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank, ncclConfig_t* config);
 
 /* Rank rank of nranks; every rank calls it (from its own thread or process, or in a group). */
 ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank);
@@ -216,22 +232,33 @@ ncclResult_t pncclCommRevoke(ncclComm_t comm, int revokeFlags);
 
 /* Ranks with the same color form a new communicator, ordered by key; NCCL_SPLIT_NOCOLOR gives
  * *newcomm = NULL. config == NULL inherits the parent's configuration. */
-ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm,
-                           ncclConfig_t* config);
-ncclResult_t pncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm,
-                            ncclConfig_t* config);
+ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm, ncclConfig_t* config);
+ncclResult_t pncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm, ncclConfig_t* config);
 
 /* New communicator without the listed ranks (see NCCL_SHRINK_*). */
-ncclResult_t ncclCommShrink(ncclComm_t comm, int* excludeRanksList, int excludeRanksCount,
-                            ncclComm_t* newcomm, ncclConfig_t* config, int shrinkFlags);
-ncclResult_t pncclCommShrink(ncclComm_t comm, int* excludeRanksList, int excludeRanksCount,
-                             ncclComm_t* newcomm, ncclConfig_t* config, int shrinkFlags);
+ncclResult_t ncclCommShrink(ncclComm_t comm, int* excludeRanksList, int excludeRanksCount, ncclComm_t* newcomm,
+                            ncclConfig_t* config, int shrinkFlags);
+ncclResult_t pncclCommShrink(ncclComm_t comm, int* excludeRanksList, int excludeRanksCount, ncclComm_t* newcomm,
+                             ncclConfig_t* config, int shrinkFlags);
+
+/* A one-time id for growing comm: one existing rank asks for it; a second id cannot be had while
+ * one is unconsumed, and an id is consumed by the grow that uses it. */
+ncclResult_t ncclCommGetUniqueId(ncclComm_t comm, ncclUniqueId* uniqueId);
+ncclResult_t pncclCommGetUniqueId(ncclComm_t comm, ncclUniqueId* uniqueId);
+
+/* New communicator of nRanks ranks: existing ranks pass comm and rank -1 (the one that got the id
+ * passes it, the others NULL) and keep their numbers; new ranks pass comm NULL, the id and their
+ * assigned rank. */
+ncclResult_t ncclCommGrow(ncclComm_t comm, int nRanks, const ncclUniqueId* uniqueId, int rank, ncclComm_t* newcomm,
+                          ncclConfig_t* config);
+ncclResult_t pncclCommGrow(ncclComm_t comm, int nRanks, const ncclUniqueId* uniqueId, int rank, ncclComm_t* newcomm,
+                           ncclConfig_t* config);
 
 /* Like ncclCommInitRankConfig with nId ids (the same list on every rank) to spread the init. */
-ncclResult_t ncclCommInitRankScalable(ncclComm_t* newcomm, int nranks, int myrank, int nId,
-                                      ncclUniqueId* commIds, ncclConfig_t* config);
-ncclResult_t pncclCommInitRankScalable(ncclComm_t* newcomm, int nranks, int myrank, int nId,
-                                       ncclUniqueId* commIds, ncclConfig_t* config);
+ncclResult_t ncclCommInitRankScalable(ncclComm_t* newcomm, int nranks, int myrank, int nId, ncclUniqueId* commIds,
+                                      ncclConfig_t* config);
+ncclResult_t pncclCommInitRankScalable(ncclComm_t* newcomm, int nranks, int myrank, int nId, ncclUniqueId* commIds,
+                                       ncclConfig_t* config);
 
 const char* ncclGetErrorString(ncclResult_t result);
 const char* pncclGetErrorString(ncclResult_t result);
@@ -240,11 +267,15 @@ const char* pncclGetErrorString(ncclResult_t result);
 const char* ncclGetLastError(ncclComm_t comm);
 const char* pncclGetLastError(ncclComm_t comm);
 
-/* Re-reads the logging environment. */
-__attribute__((deprecated("ncclResetDebugInit is not part of the supported NCCL API")))
-void ncclResetDebugInit(void);
-__attribute__((deprecated("pncclResetDebugInit is not part of the supported NCCL API")))
-void pncclResetDebugInit(void);
+/* Re-reads the logging environment. As in NVIDIA's 2.30 header, declared only where
+ * NCCL_OS_LINUX is defined, and otherwise a macro that does nothing. */
+#ifdef NCCL_OS_LINUX
+__attribute__((deprecated("ncclResetDebugInit is not part of the supported NCCL API"))) void ncclResetDebugInit(void);
+__attribute__((deprecated("pncclResetDebugInit is not part of the supported NCCL API"))) void pncclResetDebugInit(void);
+#else
+#define ncclResetDebugInit()
+#define pncclResetDebugInit()
+#endif
 
 ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* asyncError);
 ncclResult_t pncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* asyncError);
@@ -265,13 +296,35 @@ ncclResult_t pncclCommRegister(const ncclComm_t comm, void* buff, size_t size, v
 ncclResult_t ncclCommDeregister(const ncclComm_t comm, void* handle);
 ncclResult_t pncclCommDeregister(const ncclComm_t comm, void* handle);
 
+/* Flags of ncclCommSuspend. */
+#define NCCL_SUSPEND_MEM 0x01 /* release the memory the communicator can re-create */
+
+/* A suspended communicator cannot be used until ncclCommResume. */
+ncclResult_t ncclCommSuspend(ncclComm_t comm, int flags);
+ncclResult_t pncclCommSuspend(ncclComm_t comm, int flags);
+ncclResult_t ncclCommResume(ncclComm_t comm);
+ncclResult_t pncclCommResume(ncclComm_t comm);
+
+/* What ncclCommMemStats reports (NCCL counts GPU memory; DeepComm the memory it holds). */
+typedef enum {
+  ncclStatGpuMemSuspend = 0,   /* bytes that suspend releases */
+  ncclStatGpuMemSuspended = 1, /* 1 while suspended, else 0 */
+  ncclStatGpuMemPersist = 2,   /* bytes that suspend keeps */
+  ncclStatGpuMemTotal = 3      /* all bytes tracked */
+} ncclCommMemStat_t;
+
+ncclResult_t ncclCommMemStats(ncclComm_t comm, ncclCommMemStat_t stat, uint64_t* value);
+ncclResult_t pncclCommMemStats(ncclComm_t comm, ncclCommMemStat_t stat, uint64_t* value);
+
 /* Collective memory windows (see NCCL_WIN_*). */
-ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win,
-                                    int winFlags);
-ncclResult_t pncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win,
-                                     int winFlags);
+ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win, int winFlags);
+ncclResult_t pncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win, int winFlags);
 ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win);
 ncclResult_t pncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win);
+
+/* The buffer that win was registered with. */
+ncclResult_t ncclWinGetUserPtr(ncclComm_t comm, ncclWindow_t win, void** outUserPtr);
+ncclResult_t pncclWinGetUserPtr(ncclComm_t comm, ncclWindow_t win, void** outUserPtr);
 
 /* Only there to give ncclRedOp_t's largest value the size of an enum. */
 typedef enum { ncclNumOps_dummy = 5 } ncclRedOp_dummy_t;
@@ -309,8 +362,8 @@ typedef enum {
 
 /* Where a scalar argument lives and when it is read. */
 typedef enum {
-  ncclScalarDevice = 0,        /* device memory, read while the operation runs */
-  ncclScalarHostImmediate = 1  /* host memory, read before the creating call returns */
+  ncclScalarDevice = 0,       /* device memory, read while the operation runs */
+  ncclScalarHostImmediate = 1 /* host memory, read before the creating call returns */
 } ncclScalarResidence_t;
 
 /* op = sum over ranks of (*scalar * input), for collectives on comm with this datatype. */
@@ -323,76 +376,92 @@ ncclResult_t pncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm);
 
 /* Collectives. Every rank of comm calls each one in the same order. In place when the buffers
  * coincide as NCCL documents (recvbuff == sendbuff, or at this rank's block). */
-ncclResult_t ncclReduce(const void* sendbuff, void* recvbuff, size_t count,
-                        ncclDataType_t datatype, ncclRedOp_t op, int root, ncclComm_t comm,
-                        cudaStream_t stream);
-ncclResult_t pncclReduce(const void* sendbuff, void* recvbuff, size_t count,
-                         ncclDataType_t datatype, ncclRedOp_t op, int root, ncclComm_t comm,
-                         cudaStream_t stream);
+ncclResult_t ncclReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op,
+                        int root, ncclComm_t comm, cudaStream_t stream);
+ncclResult_t pncclReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op,
+                         int root, ncclComm_t comm, cudaStream_t stream);
 
 /* In-place broadcast (deprecated form of ncclBroadcast). */
-ncclResult_t ncclBcast(void* buff, size_t count, ncclDataType_t datatype, int root,
-                       ncclComm_t comm, cudaStream_t stream);
-ncclResult_t pncclBcast(void* buff, size_t count, ncclDataType_t datatype, int root,
-                        ncclComm_t comm, cudaStream_t stream);
+ncclResult_t ncclBcast(void* buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
+                       cudaStream_t stream);
+ncclResult_t pncclBcast(void* buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
+                        cudaStream_t stream);
 
-ncclResult_t ncclBroadcast(const void* sendbuff, void* recvbuff, size_t count,
-                           ncclDataType_t datatype, int root, ncclComm_t comm,
-                           cudaStream_t stream);
-ncclResult_t pncclBroadcast(const void* sendbuff, void* recvbuff, size_t count,
-                            ncclDataType_t datatype, int root, ncclComm_t comm,
-                            cudaStream_t stream);
+ncclResult_t ncclBroadcast(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
+                           ncclComm_t comm, cudaStream_t stream);
+ncclResult_t pncclBroadcast(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
+                            ncclComm_t comm, cudaStream_t stream);
 
-ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff, size_t count,
-                           ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
-                           cudaStream_t stream);
-ncclResult_t pncclAllReduce(const void* sendbuff, void* recvbuff, size_t count,
-                            ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
-                            cudaStream_t stream);
+ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op,
+                           ncclComm_t comm, cudaStream_t stream);
+ncclResult_t pncclAllReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op,
+                            ncclComm_t comm, cudaStream_t stream);
 
 /* sendbuff holds nranks * recvcount elements; rank i receives block i of the result. */
-ncclResult_t ncclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
-                               ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
-                               cudaStream_t stream);
-ncclResult_t pncclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
-                                ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
-                                cudaStream_t stream);
+ncclResult_t ncclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount, ncclDataType_t datatype,
+                               ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream);
+ncclResult_t pncclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount, ncclDataType_t datatype,
+                                ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream);
 
 /* recvbuff holds nranks * sendcount elements; rank i's data lands at block i. */
-ncclResult_t ncclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
-                           ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream);
-ncclResult_t pncclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
-                            ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream);
+ncclResult_t ncclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount, ncclDataType_t datatype,
+                           ncclComm_t comm, cudaStream_t stream);
+ncclResult_t pncclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount, ncclDataType_t datatype,
+                            ncclComm_t comm, cudaStream_t stream);
 
 /* Block j of sendbuff goes to rank j; block i of recvbuff comes from rank i. */
-ncclResult_t ncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count,
-                          ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream);
-ncclResult_t pncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count,
-                           ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream);
+ncclResult_t ncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclComm_t comm,
+                          cudaStream_t stream);
+ncclResult_t pncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclComm_t comm,
+                           cudaStream_t stream);
 
 /* Root receives rank i's count elements at block i of recvbuff. */
-ncclResult_t ncclGather(const void* sendbuff, void* recvbuff, size_t count,
-                        ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream);
-ncclResult_t pncclGather(const void* sendbuff, void* recvbuff, size_t count,
-                         ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream);
+ncclResult_t ncclGather(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
+                        ncclComm_t comm, cudaStream_t stream);
+ncclResult_t pncclGather(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
+                         ncclComm_t comm, cudaStream_t stream);
 
 /* Root sends block i of sendbuff to rank i. */
-ncclResult_t ncclScatter(const void* sendbuff, void* recvbuff, size_t count,
-                         ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream);
-ncclResult_t pncclScatter(const void* sendbuff, void* recvbuff, size_t count,
-                          ncclDataType_t datatype, int root, ncclComm_t comm,
-                          cudaStream_t stream);
+ncclResult_t ncclScatter(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
+                         ncclComm_t comm, cudaStream_t stream);
+ncclResult_t pncclScatter(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
+                          ncclComm_t comm, cudaStream_t stream);
 
 /* Point-to-point; the peer posts the matching call with the same count and datatype. Several
  * sends and receives that depend on each other go inside one group. */
-ncclResult_t ncclSend(const void* sendbuff, size_t count, ncclDataType_t datatype, int peer,
-                      ncclComm_t comm, cudaStream_t stream);
-ncclResult_t pncclSend(const void* sendbuff, size_t count, ncclDataType_t datatype, int peer,
-                       ncclComm_t comm, cudaStream_t stream);
-ncclResult_t ncclRecv(void* recvbuff, size_t count, ncclDataType_t datatype, int peer,
-                      ncclComm_t comm, cudaStream_t stream);
-ncclResult_t pncclRecv(void* recvbuff, size_t count, ncclDataType_t datatype, int peer,
-                       ncclComm_t comm, cudaStream_t stream);
+ncclResult_t ncclSend(const void* sendbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
+                      cudaStream_t stream);
+ncclResult_t pncclSend(const void* sendbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
+                       cudaStream_t stream);
+ncclResult_t ncclRecv(void* recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
+                      cudaStream_t stream);
+ncclResult_t pncclRecv(void* recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
+                       cudaStream_t stream);
+
+/* One-sided: writes count elements of localbuff at peerWinOffset bytes into peer's window
+ * peerWin, then signals sigIdx on context ctx (in [0, numRmaCtx)); flags must be 0. Operations
+ * to one peer on one context arrive in program order. */
+ncclResult_t ncclPutSignal(const void* localbuff, size_t count, ncclDataType_t datatype, int peer, ncclWindow_t peerWin,
+                           size_t peerWinOffset, int sigIdx, int ctx, unsigned int flags, ncclComm_t comm,
+                           cudaStream_t stream);
+ncclResult_t pncclPutSignal(const void* localbuff, size_t count, ncclDataType_t datatype, int peer,
+                            ncclWindow_t peerWin, size_t peerWinOffset, int sigIdx, int ctx, unsigned int flags,
+                            ncclComm_t comm, cudaStream_t stream);
+
+/* A signal without data. */
+ncclResult_t ncclSignal(int peer, int sigIdx, int ctx, unsigned int flags, ncclComm_t comm, cudaStream_t stream);
+ncclResult_t pncclSignal(int peer, int sigIdx, int ctx, unsigned int flags, ncclComm_t comm, cudaStream_t stream);
+
+/* Wait for opCnt signals from peer on sigIdx and ctx. */
+typedef struct {
+  int opCnt;
+  int peer;
+  int sigIdx;
+  int ctx;
+} ncclWaitSignalDesc_t;
+
+ncclResult_t ncclWaitSignal(int nDesc, ncclWaitSignalDesc_t* signalDescs, ncclComm_t comm, cudaStream_t stream);
+ncclResult_t pncclWaitSignal(int nDesc, ncclWaitSignalDesc_t* signalDescs, ncclComm_t comm, cudaStream_t stream);
 
 /* Calls between ncclGroupStart and the outermost ncclGroupEnd run as one batch. */
 ncclResult_t ncclGroupStart(void);
@@ -403,6 +472,206 @@ ncclResult_t pncclGroupEnd(void);
 /* Prices the pending group without running it. */
 ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t* simInfo);
 ncclResult_t pncclGroupSimulateEnd(ncclSimInfo_t* simInfo);
+
+/* Parameters by key: typed through a handle, or as strings. Returned strings and tables belong
+ * to the library and stay valid until the next call of the same function on the same thread. */
+typedef struct ncclParamHandle* ncclParamHandle_t;
+
+ncclResult_t ncclParamBind(ncclParamHandle_t* out, const char* key);
+ncclResult_t pncclParamBind(ncclParamHandle_t* out, const char* key);
+ncclResult_t ncclParamGetI8(ncclParamHandle_t h, int8_t* out);
+ncclResult_t pncclParamGetI8(ncclParamHandle_t h, int8_t* out);
+ncclResult_t ncclParamGetI16(ncclParamHandle_t h, int16_t* out);
+ncclResult_t pncclParamGetI16(ncclParamHandle_t h, int16_t* out);
+ncclResult_t ncclParamGetI32(ncclParamHandle_t h, int32_t* out);
+ncclResult_t pncclParamGetI32(ncclParamHandle_t h, int32_t* out);
+ncclResult_t ncclParamGetI64(ncclParamHandle_t h, int64_t* out);
+ncclResult_t pncclParamGetI64(ncclParamHandle_t h, int64_t* out);
+ncclResult_t ncclParamGetU8(ncclParamHandle_t h, uint8_t* out);
+ncclResult_t pncclParamGetU8(ncclParamHandle_t h, uint8_t* out);
+ncclResult_t ncclParamGetU16(ncclParamHandle_t h, uint16_t* out);
+ncclResult_t pncclParamGetU16(ncclParamHandle_t h, uint16_t* out);
+ncclResult_t ncclParamGetU32(ncclParamHandle_t h, uint32_t* out);
+ncclResult_t pncclParamGetU32(ncclParamHandle_t h, uint32_t* out);
+ncclResult_t ncclParamGetU64(ncclParamHandle_t h, uint64_t* out);
+ncclResult_t pncclParamGetU64(ncclParamHandle_t h, uint64_t* out);
+ncclResult_t ncclParamGetStr(ncclParamHandle_t h, const char** out);
+ncclResult_t pncclParamGetStr(ncclParamHandle_t h, const char** out);
+/* Copies the value's bytes into out (maxLen bytes at most); *len is the value's length. */
+ncclResult_t ncclParamGet(ncclParamHandle_t h, void* out, int maxLen, int* len);
+ncclResult_t pncclParamGet(ncclParamHandle_t h, void* out, int maxLen, int* len);
+ncclResult_t ncclParamGetParameter(const char* key, const char** value, int* valueLen);
+ncclResult_t pncclParamGetParameter(const char* key, const char** value, int* valueLen);
+ncclResult_t ncclParamGetAllParameterKeys(const char*** table, int* tableLen);
+ncclResult_t pncclParamGetAllParameterKeys(const char*** table, int* tableLen);
+/* Writes every parameter to the log. */
+void ncclParamDumpAll(void);
+void pncclParamDumpAll(void);
+
+/* ---- The host side of NCCL's device API (NVIDIA: nccl_device/core.h and neighbours). ----
+ * DeepComm has no device-initiated API yet: ncclDevCommCreate and what needs a device
+ * communicator return ncclInvalidUsage; teams and requirement sizes are computed. As in NVIDIA's
+ * headers the pncclX twins of these functions are exported but not declared. */
+
+struct ncclDevComm; /* laid out by NVIDIA's nccl_device/impl/comm__types.h */
+typedef struct ncclDevComm ncclDevComm_t;
+typedef struct ncclWindow_vidmem ncclWindow_vidmem_t;
+
+/* nRanks ranks, this one at rank, spaced stride apart in the world. */
+struct ncclTeam {
+  int nRanks, rank, stride;
+};
+typedef struct ncclTeam ncclTeam_t;
+
+typedef uint32_t ncclDevResourceHandle;
+typedef ncclDevResourceHandle ncclDevResourceHandle_t;
+typedef uint32_t ncclGinSignal_t;
+typedef uint32_t ncclGinCounter_t;
+typedef struct {
+  uint64_t opaque[2];
+} ncclGinRequest_t;
+
+struct ncclMultimemHandle {
+  void* mcBasePtr;
+};
+typedef struct ncclMultimemHandle ncclMultimemHandle_t;
+
+struct ncclLsaBarrierHandle {
+  ncclDevResourceHandle_t bufHandle;
+  int nBarriers;
+};
+typedef struct ncclLsaBarrierHandle ncclLsaBarrierHandle_t;
+
+struct ncclGinBarrierHandle {
+  ncclGinSignal_t signal0;
+  ncclDevResourceHandle_t unused;
+};
+typedef struct ncclGinBarrierHandle ncclGinBarrierHandle_t;
+
+struct ncclLLA2AHandle {
+  ncclDevResourceHandle_t bufHandle;
+  uint32_t nSlots;
+};
+typedef struct ncclLLA2AHandle ncclLLA2AHandle_t;
+
+typedef struct ncclDevCommRequirements ncclDevCommRequirements_t;
+typedef struct ncclDevResourceRequirements ncclDevResourceRequirements_t;
+typedef struct ncclTeamRequirements ncclTeamRequirements_t;
+typedef struct ncclCommProperties ncclCommProperties_t;
+
+typedef enum { NCCL_GIN_CONNECTION_NONE, NCCL_GIN_CONNECTION_FULL, NCCL_GIN_CONNECTION_RAIL } ncclGinConnectionType_t;
+
+/* What a device communicator must provide. Start from NCCL_DEV_COMM_REQUIREMENTS_INITIALIZER. */
+struct ncclDevCommRequirements {
+  size_t size;
+  unsigned int magic;
+  unsigned int version;
+  ncclDevResourceRequirements_t* resourceRequirementsList;
+  ncclTeamRequirements_t* teamRequirementsList;
+  bool lsaMultimem;
+  int barrierCount;
+  int lsaBarrierCount;
+  int railGinBarrierCount;
+  int lsaLLA2ABlockCount, lsaLLA2ASlotCount;
+  bool ginForceEnable;
+  int ginContextCount;
+  int ginSignalCount;
+  int ginCounterCount;
+  ncclGinConnectionType_t ginConnectionType;
+  bool ginExclusiveContexts;
+  int ginQueueDepth;
+  int ginTrafficClass;
+  int worldGinBarrierCount;
+  bool ginStrongSignalsRequired;
+  bool ginVaSignalsRequired;
+};
+
+#define NCCL_DEV_COMM_REQUIREMENTS_INITIALIZER                                                                      \
+  {                                                                                                                 \
+    sizeof(ncclDevCommRequirements_t), NCCL_API_MAGIC, NCCL_VERSION_CODE, NULL, NULL, false /* lsaMultimem */,      \
+        0 /* barrierCount */, 0 /* lsaBarrierCount */, 0 /* railGinBarrierCount */, 0 /* lsaLLA2ABlockCount */,     \
+        0 /* lsaLLA2ASlotCount */, false /* ginForceEnable */, 4 /* ginContextCount */, 0 /* ginSignalCount */,     \
+        0 /* ginCounterCount */, NCCL_GIN_CONNECTION_NONE, false /* ginExclusiveContexts */, 0 /* ginQueueDepth */, \
+        NCCL_CONFIG_UNDEF_INT /* ginTrafficClass */, 0 /* worldGinBarrierCount */,                                  \
+        true /* ginStrongSignalsRequired */, true /* ginVaSignalsRequired */                                        \
+  }
+
+/* A buffer (and signals, counters) in the device communicator's resource window. */
+struct ncclDevResourceRequirements {
+  ncclDevResourceRequirements_t* next;
+  size_t bufferSize, bufferAlign;
+  ncclDevResourceHandle_t* outBufferHandle; /* set by ncclDevCommCreate when not NULL */
+  int ginSignalCount;
+  int ginCounterCount;
+  ncclGinSignal_t* outGinSignalStart;
+  ncclGinCounter_t* outGinCounterStart;
+};
+
+struct ncclTeamRequirements {
+  ncclTeamRequirements_t* next;
+  ncclTeam_t team;
+  bool multimem;
+  ncclMultimemHandle_t* outMultimemHandle;
+};
+
+#define NCCL_COMM_PROPERTIES_INITIALIZER \
+  { sizeof(ncclCommProperties_t), NCCL_API_MAGIC, NCCL_VERSION_CODE }
+
+typedef enum {
+  NCCL_GIN_TYPE_NONE = 0,
+  NCCL_GIN_TYPE_PROXY = 2,
+  NCCL_GIN_TYPE_GDAKI = 3,
+  NCCL_GIN_TYPE_GPI = 4
+} ncclGinType_t;
+
+/* What ncclCommQueryProperties reports. Start from NCCL_COMM_PROPERTIES_INITIALIZER. */
+struct ncclCommProperties {
+  size_t size;
+  unsigned int magic;
+  unsigned int version;
+  int rank;
+  int nRanks;
+  int cudaDev;
+  int nvmlDev;
+  bool deviceApiSupport;
+  bool multimemSupport;
+  ncclGinType_t ginType;
+  int nLsaTeams;
+  bool hostRmaSupport;
+  ncclGinType_t railedGinType;
+};
+
+ncclResult_t ncclCommQueryProperties(ncclComm_t comm, ncclCommProperties_t* props);
+ncclResult_t ncclDevCommCreate(ncclComm_t comm, ncclDevCommRequirements_t const* reqs, ncclDevComm_t* outDevComm);
+ncclResult_t ncclDevCommDestroy(ncclComm_t comm, ncclDevComm_t const* devComm);
+
+/* Addresses in a window: of the multicast mapping, or of a peer's buffer (by LSA or world rank),
+ * as seen from this process. DeepComm maps no window into a peer yet: only the rank's own buffer
+ * (LSA rank 0, or the rank itself) has an address. */
+ncclResult_t ncclGetLsaMultimemDevicePointer(ncclWindow_t window, size_t offset, void** outPtr);
+ncclResult_t ncclGetMultimemDevicePointer(ncclWindow_t window, size_t offset, ncclMultimemHandle_t multimem,
+                                          void** outPtr);
+ncclResult_t ncclGetLsaDevicePointer(ncclWindow_t window, size_t offset, int lsaRank, void** outPtr);
+ncclResult_t ncclGetPeerDevicePointer(ncclWindow_t window, size_t offset, int peer, void** outPtr);
+
+/* Teams: the world; the LSA team (ranks whose memory this one can load and store: DeepComm, with
+ * no mapped windows yet, has only the rank itself); the rail (the world divided by the LSA team). */
+ncclTeam_t ncclTeamWorld(ncclComm_t comm);
+ncclTeam_t ncclTeamLsa(ncclComm_t comm);
+ncclTeam_t ncclTeamRail(ncclComm_t comm);
+/* World (or LSA) rank of rank `rank` of team, a team this rank belongs to. */
+int ncclTeamRankToWorld(ncclComm_t comm, ncclTeam_t team, int rank);
+int ncclTeamRankToLsa(ncclComm_t comm, ncclTeam_t team, int rank);
+
+/* Requirement builders: the resources a barrier or an LL all-to-all needs. */
+ncclResult_t ncclLsaBarrierCreateRequirement(ncclTeam_t team, int nBarriers, ncclLsaBarrierHandle_t* outHandle,
+                                             ncclDevResourceRequirements_t* outReq);
+ncclResult_t ncclGinBarrierCreateRequirement(ncclComm_t comm, ncclTeam_t team, int nBarriers,
+                                             ncclGinBarrierHandle_t* outHandle, ncclDevResourceRequirements_t* outReq);
+/* Slots for maxElts elements of up to maxEltSize bytes each. */
+int ncclLLA2ACalcSlots(int maxElts, int maxEltSize);
+ncclResult_t ncclLLA2ACreateRequirement(int nBlocks, int nSlots, ncclLLA2AHandle_t* outHandle,
+                                        ncclDevResourceRequirements_t* outReq);
 
 #ifdef __cplusplus
 }

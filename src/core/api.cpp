@@ -4,43 +4,30 @@
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
-#include <new>
 #include <thread>
+#include <utility>
 
+#include "base/c_abi_guard.h"
+#include "base/shareable_memory.h"
 #include "deepcomm/deepcomm.h"
+#include "kernels/reduce.h"
 #include "src/core/bootstrap.h"
 #include "src/core/communicator.h"
 #include "src/core/compressed_issue.h"
-#include "src/exec/engine_call.h"
 #include "src/core/issue.h"
 #include "src/core/registration.h"
-#include "base/shareable_memory.h"
 #include "src/exec/comm_failure.h"
+#include "src/exec/engine_call.h"
 #include "src/exec/residual_store.h"
-#include "kernels/reduce.h"
 
 #define DC_EXPORT extern "C" __attribute__((visibility("default")))
 
 namespace {
 
+// Every entry point's body runs under the C-ABI guard.
 template <class F>
-dcResult_t guarded(F&& body) {
-  try {
-    body();
-    return dcSuccess;
-  } catch (const dc::Error& e) {
-    dc::set_last_error(e.what());
-    return e.code();
-  } catch (const std::bad_alloc&) {
-    dc::set_last_error("DeepComm: out of memory");
-    return dcSystemError;
-  } catch (const std::exception& e) {
-    dc::set_last_error(std::string("DeepComm: internal error: ") + e.what());
-    return dcInternalError;
-  } catch (...) {
-    dc::set_last_error("DeepComm: internal error");
-    return dcInternalError;
-  }
+dcResult_t guarded(F&& body) noexcept {
+  return dc::guard_c_abi<dcResult_t>(std::forward<F>(body));
 }
 
 template <class T>
@@ -48,8 +35,8 @@ void require(T* p, const char* what) {
   if (!p) dc::fail(dcInvalidArgument, std::string("DeepComm: ") + what + " is NULL");
 }
 
-dcResult_t run(dcCollective_t coll, const void* sendbuf, void* recvbuf, size_t count,
-               dcDataType_t dt, dcRedOp_t op, int root, dcComm_t comm, dcRequest_t* request) {
+dcResult_t run(dcCollective_t coll, const void* sendbuf, void* recvbuf, size_t count, dcDataType_t dt, dcRedOp_t op,
+               int root, dcComm_t comm, dcRequest_t* request) {
   dcResult_t state = dcSuccess;
   dcResult_t result = guarded([&] {
     dc::CommUse use(comm);  // an abort on another thread waits until this call is out
@@ -115,9 +102,8 @@ DC_EXPORT dcResult_t dcCommInitRank(dcComm_t* comm, int nranks, const dcUniqueId
   return in_progress_if_nonblocking(result, comm ? *comm : nullptr);
 }
 
-
-DC_EXPORT dcResult_t dcCommInitRankScalable(dcComm_t* comm, int nranks, int rank, int nids,
-                                            const dcUniqueId* ids, const dcConfig_t* config) {
+DC_EXPORT dcResult_t dcCommInitRankScalable(dcComm_t* comm, int nranks, int rank, int nids, const dcUniqueId* ids,
+                                            const dcConfig_t* config) {
   dcResult_t result = guarded([&] {
     require(comm, "communicator pointer");
     require(ids, "unique id array");
@@ -191,8 +177,7 @@ DC_EXPORT dcResult_t dcCommInitFromEnv(dcComm_t* comm, const dcConfig_t* config)
   });
 }
 
-DC_EXPORT dcResult_t dcCommSplit(dcComm_t comm, int color, int key, dcComm_t* newcomm,
-                                 const dcConfig_t* config) {
+DC_EXPORT dcResult_t dcCommSplit(dcComm_t comm, int color, int key, dcComm_t* newcomm, const dcConfig_t* config) {
   dcResult_t result = guarded([&] {
     require(newcomm, "new communicator pointer");
     *newcomm = nullptr;
@@ -213,7 +198,7 @@ DC_EXPORT dcResult_t dcCommFinalize(dcComm_t comm) {
       return;
     }
     if (!comm->exec.inflight_cv.wait_for(lock, std::chrono::milliseconds(comm->config.timeout_ms),
-                                    [comm] { return comm->exec.inflight == 0; }))
+                                         [comm] { return comm->exec.inflight == 0; }))
       dc::fail(dcSystemError, "DeepComm: finalize timed out waiting for pending operations");
   });
   return result == dcSuccess && in_progress ? dcInProgress : result;
@@ -252,8 +237,7 @@ DC_EXPORT dcResult_t dcCommShrink(dcComm_t comm, const int* exclude, int exclude
   return guarded([&] {
     require(newcomm, "new communicator pointer");
     *newcomm = nullptr;
-    if (exclude_count < 0 || (exclude_count > 0 && !exclude))
-      dc::fail(dcInvalidArgument, "DeepComm: bad exclude list");
+    if (exclude_count < 0 || (exclude_count > 0 && !exclude)) dc::fail(dcInvalidArgument, "DeepComm: bad exclude list");
     std::vector<int> excluded(exclude, exclude + exclude_count);
     dc::CommUse use(comm);
     *newcomm = dc::shrink_comm(use.get(), excluded, config, flags);
@@ -312,8 +296,8 @@ DC_EXPORT dcResult_t dcCommGetCounters(dcComm_t comm, dcCounters_t* counters) {
   });
 }
 
-DC_EXPORT dcResult_t dcCommPlanJson(dcComm_t comm, dcCollective_t coll, size_t count,
-                                    dcDataType_t dt, int root, char* buf, size_t* len) {
+DC_EXPORT dcResult_t dcCommPlanJson(dcComm_t comm, dcCollective_t coll, size_t count, dcDataType_t dt, int root,
+                                    char* buf, size_t* len) {
   return guarded([&] {
     require(len, "length pointer");
     dc::CommUse use(comm);
@@ -340,44 +324,40 @@ DC_EXPORT dcResult_t dcCommPlanJson(dcComm_t comm, dcCollective_t coll, size_t c
   });
 }
 
-DC_EXPORT dcResult_t dcAllReduce(const void* s, void* r, size_t n, dcDataType_t dt, dcRedOp_t op,
-                                 dcComm_t comm, dcRequest_t* req) {
+DC_EXPORT dcResult_t dcAllReduce(const void* s, void* r, size_t n, dcDataType_t dt, dcRedOp_t op, dcComm_t comm,
+                                 dcRequest_t* req) {
   return run(dcCollAllReduce, s, r, n, dt, op, -1, comm, req);
 }
-DC_EXPORT dcResult_t dcBroadcast(const void* s, void* r, size_t n, dcDataType_t dt, int root,
-                                 dcComm_t comm, dcRequest_t* req) {
+DC_EXPORT dcResult_t dcBroadcast(const void* s, void* r, size_t n, dcDataType_t dt, int root, dcComm_t comm,
+                                 dcRequest_t* req) {
   return run(dcCollBroadcast, s, r, n, dt, dcSum, root, comm, req);
 }
-DC_EXPORT dcResult_t dcReduce(const void* s, void* r, size_t n, dcDataType_t dt, dcRedOp_t op,
-                              int root, dcComm_t comm, dcRequest_t* req) {
+DC_EXPORT dcResult_t dcReduce(const void* s, void* r, size_t n, dcDataType_t dt, dcRedOp_t op, int root, dcComm_t comm,
+                              dcRequest_t* req) {
   return run(dcCollReduce, s, r, n, dt, op, root, comm, req);
 }
-DC_EXPORT dcResult_t dcAllGather(const void* s, void* r, size_t n, dcDataType_t dt, dcComm_t comm,
-                                 dcRequest_t* req) {
+DC_EXPORT dcResult_t dcAllGather(const void* s, void* r, size_t n, dcDataType_t dt, dcComm_t comm, dcRequest_t* req) {
   return run(dcCollAllGather, s, r, n, dt, dcSum, -1, comm, req);
 }
-DC_EXPORT dcResult_t dcReduceScatter(const void* s, void* r, size_t n, dcDataType_t dt,
-                                     dcRedOp_t op, dcComm_t comm, dcRequest_t* req) {
+DC_EXPORT dcResult_t dcReduceScatter(const void* s, void* r, size_t n, dcDataType_t dt, dcRedOp_t op, dcComm_t comm,
+                                     dcRequest_t* req) {
   return run(dcCollReduceScatter, s, r, n, dt, op, -1, comm, req);
 }
-DC_EXPORT dcResult_t dcAlltoAll(const void* s, void* r, size_t n, dcDataType_t dt, dcComm_t comm,
-                                dcRequest_t* req) {
+DC_EXPORT dcResult_t dcAlltoAll(const void* s, void* r, size_t n, dcDataType_t dt, dcComm_t comm, dcRequest_t* req) {
   return run(dcCollAlltoAll, s, r, n, dt, dcSum, -1, comm, req);
 }
-DC_EXPORT dcResult_t dcGather(const void* s, void* r, size_t n, dcDataType_t dt, int root,
-                              dcComm_t comm, dcRequest_t* req) {
+DC_EXPORT dcResult_t dcGather(const void* s, void* r, size_t n, dcDataType_t dt, int root, dcComm_t comm,
+                              dcRequest_t* req) {
   return run(dcCollGather, s, r, n, dt, dcSum, root, comm, req);
 }
-DC_EXPORT dcResult_t dcScatter(const void* s, void* r, size_t n, dcDataType_t dt, int root,
-                               dcComm_t comm, dcRequest_t* req) {
+DC_EXPORT dcResult_t dcScatter(const void* s, void* r, size_t n, dcDataType_t dt, int root, dcComm_t comm,
+                               dcRequest_t* req) {
   return run(dcCollScatter, s, r, n, dt, dcSum, root, comm, req);
 }
-DC_EXPORT dcResult_t dcSend(const void* s, size_t n, dcDataType_t dt, int peer, dcComm_t comm,
-                            dcRequest_t* req) {
+DC_EXPORT dcResult_t dcSend(const void* s, size_t n, dcDataType_t dt, int peer, dcComm_t comm, dcRequest_t* req) {
   return run(dcCollSend, s, nullptr, n, dt, dcSum, peer, comm, req);
 }
-DC_EXPORT dcResult_t dcRecv(void* r, size_t n, dcDataType_t dt, int peer, dcComm_t comm,
-                            dcRequest_t* req) {
+DC_EXPORT dcResult_t dcRecv(void* r, size_t n, dcDataType_t dt, int peer, dcComm_t comm, dcRequest_t* req) {
   return run(dcCollRecv, nullptr, r, n, dt, dcSum, peer, comm, req);
 }
 
@@ -398,8 +378,8 @@ DC_EXPORT dcResult_t dcResidualDestroy(dcResidual_t residual) {
 }
 
 DC_EXPORT dcResult_t dcCompressedAllReduce(const void* s, void* r, size_t n, dcDataType_t dt, dcRedOp_t op,
-                                           const char* spec, dcResidual_t residual, dcComm_t comm,
-                                           dcRequest_t* req, dcCompressStats_t* stats) {
+                                           const char* spec, dcResidual_t residual, dcComm_t comm, dcRequest_t* req,
+                                           dcCompressStats_t* stats) {
   dcResult_t state = dcSuccess;
   dcResult_t result = guarded([&] {
     dc::OpArgs a;
@@ -455,8 +435,7 @@ DC_EXPORT dcResult_t dcWait(dcRequest_t request) {
   });
 }
 
-DC_EXPORT dcResult_t dcRedOpCreatePreMulSum(dcRedOp_t* op, const void* scalar, dcDataType_t dt,
-                                            dcComm_t comm) {
+DC_EXPORT dcResult_t dcRedOpCreatePreMulSum(dcRedOp_t* op, const void* scalar, dcDataType_t dt, dcComm_t comm) {
   return guarded([&] {
     require(op, "op pointer");
     require(scalar, "scalar");
@@ -502,7 +481,8 @@ DC_EXPORT dcResult_t dcCommDeregister(dcComm_t comm, void* handle) {
 DC_EXPORT dcResult_t dcCommWindowRegister(dcComm_t comm, void* buf, size_t size, dcWindow_t* win, int flags) {
   return guarded([&] {
     require(win, "window pointer");
-    if (flags != 0 && flags != 1) dc::fail(dcInvalidArgument, "DeepComm: unknown window flags " + std::to_string(flags));
+    if (flags != 0 && flags != 1)
+      dc::fail(dcInvalidArgument, "DeepComm: unknown window flags " + std::to_string(flags));
     dc::CommUse use(comm);
     *win = reinterpret_cast<dcWindow_t>(dc::register_memory(use.get(), buf, size, true));
   });

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "deepcomm/deepcomm.h"
 #include "base/handshake.h"
+#include "deepcomm/deepcomm.h"
 
 namespace dc {
 
@@ -29,8 +29,8 @@ void validate_unique_id(const dcUniqueId& id);
 // Sends blob to the root named by id as `rank` of `nranks` and returns every rank's blob (index =
 // rank). Throws dc::Error (dcSystemError / dcRemoteError / dcInvalidUsage) on failure or when
 // timeout_ms passes.
-std::vector<std::string> bootstrap_allgather(const dcUniqueId& id, int rank, int nranks,
-                                             const std::string& blob, int timeout_ms);
+std::vector<std::string> bootstrap_allgather(const dcUniqueId& id, int rank, int nranks, const std::string& blob,
+                                             int timeout_ms);
 
 // Rank, size and id from the launcher's environment: DeepComm's launcher (DEEPCOMM_RANK,
 // DEEPCOMM_NRANKS, DEEPCOMM_UNIQUE_ID as hex), PMIx under mpirun/srun (rank 0 makes the id and

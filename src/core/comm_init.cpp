@@ -6,15 +6,15 @@
 #include <functional>
 #include <thread>
 
+#include "base/log.h"
 #include "src/core/bootstrap.h"
 #include "src/core/communicator.h"
 #include "src/core/issue.h"
-#include "src/exec/engine_call.h"
-#include "base/log.h"
 #include "src/core/peer_setup.h"
 #include "src/core/registration.h"
 #include "src/exec/comm_failure.h"
 #include "src/exec/engine.h"
+#include "src/exec/engine_call.h"
 #include "src/exec/operation.h"
 
 namespace dc {
@@ -56,7 +56,6 @@ uint64_t mix(uint64_t a, uint64_t b) {
   h ^= h >> 33;
   return h;
 }
-
 
 // Bootstrap and connection set-up of a communicator whose fields were filled by init_rank.
 void connect_comm(dcComm* comm, const dcUniqueId& id) {
@@ -106,8 +105,8 @@ dcComm* start_comm(int nranks, int rank, uint64_t session, const dcConfig_t* con
                    std::function<void(dcComm*)> connect) {
   if (nranks < 1) fail(dcInvalidArgument, "DeepComm: nranks must be >= 1 (got " + std::to_string(nranks) + ")");
   if (rank < 0 || rank >= nranks)
-    fail(dcInvalidArgument, "DeepComm: rank " + std::to_string(rank) + " is out of range [0, " +
-                                std::to_string(nranks) + ")");
+    fail(dcInvalidArgument,
+         "DeepComm: rank " + std::to_string(rank) + " is out of range [0, " + std::to_string(nranks) + ")");
   auto comm = std::make_unique<dcComm>();
   adopt_config(comm.get(), Config::from_environment());
   comm->exec.rank = rank;
@@ -127,8 +126,8 @@ dcComm* init_rank(int nranks, const dcUniqueId& id, int rank, const dcConfig_t* 
 
 dcComm* init_rank_scalable(int nranks, int rank, const std::vector<dcUniqueId>& ids, const dcConfig_t* config) {
   if (ids.empty() || static_cast<int>(ids.size()) > nranks)
-    fail(dcInvalidArgument, "DeepComm: scalable init needs 1 to nranks unique ids (got " +
-                                std::to_string(ids.size()) + " for " + std::to_string(nranks) + " ranks)");
+    fail(dcInvalidArgument, "DeepComm: scalable init needs 1 to nranks unique ids (got " + std::to_string(ids.size()) +
+                                " for " + std::to_string(nranks) + " ranks)");
   for (const auto& id : ids) validate_unique_id(id);
   return start_comm(nranks, rank, unique_id_session(ids[0]), config,
                     [ids](dcComm* c) { connect_comm_scalable(c, ids); });
@@ -180,8 +179,7 @@ dcComm* split_comm(dcComm* parent, int color, int key, const dcConfig_t* config)
   const uint64_t parent_id = parent->exec.id;
   const std::shared_ptr<const ClusterView> parent_cluster = parent->cluster;
   // Completes the child once the exchange is done (on this thread, or on the child's set-up thread).
-  auto finish = [x, wait_exchange, color, parent_rank, parent_links, parent_id, parent_cluster,
-                 split_seq](dcComm* c) {
+  auto finish = [x, wait_exchange, color, parent_rank, parent_links, parent_id, parent_cluster, split_seq](dcComm* c) {
     wait_exchange();
     std::vector<std::pair<int32_t, int>> members;  // (key, parent rank)
     for (size_t r = 0; r < parent_links.size(); ++r)

@@ -1,13 +1,13 @@
 #include "src/core/compressed_issue.h"
 
-#include <cstdlib>
 #include <limits>
 #include <mutex>
 #include <set>
 #include <string>
 
-#include "src/exec/residual_store.h"
 #include "kernels/reduce.h"
+#include "src/core/settings.h"
+#include "src/exec/residual_store.h"
 
 namespace dc {
 
@@ -67,7 +67,8 @@ std::shared_ptr<const CompressedCall> compressed_call(const OpArgs& args, const 
                                                       dcCompressStats_t* stats) {
   if (!compressible(args.datatype, args.op))
     fail(dcInvalidArgument, std::string("DeepComm: compressed all-reduce takes float32, float16 or bfloat16 with "
-                                        "sum or avg, not ") + datatype_name(args.datatype) + " with " +
+                                        "sum or avg, not ") +
+                                datatype_name(args.datatype) + " with " +
                                 (args.op >= 0 && args.op < dcNumOps ? redop_name(args.op) : "a user op"));
   if (!spec) fail(dcInvalidArgument, "DeepComm: compression spec is NULL");
   auto call = std::make_shared<CompressedCall>();
@@ -108,8 +109,7 @@ OpArgs with_configured_compression(dcComm* comm, OpArgs args) {
   if (call->spec.error_feedback) {
     ExecComm& exec = comm->exec;
     if (!exec.residual_store) exec.residual_store = std::make_unique<ResidualStore>(config.compress_ef_bytes);
-    if (const char* generation = std::getenv("DEEPCOMM_COMPRESS_RESET"))
-      exec.residual_store->reset_on_change(generation);
+    if (auto generation = config::text(settings::kCompressReset)) exec.residual_store->reset_on_change(*generation);
     call->residual = exec.residual_store->find_or_create(args.sendbuf, args.count, args.datatype);
   }
   args.compressed = std::move(call);

@@ -2,38 +2,25 @@
 
 #include <sys/stat.h>
 
-#include <cerrno>
 #include <cstdio>
-#include <cstdlib>
 #include <fstream>
 #include <mutex>
 #include <set>
 #include <sstream>
 
+#include "base/config_table.h"
 #include "base/error.h"
 #include "base/log.h"
+#include "base/settings.h"
+#include "src/core/settings.h"
+#include "src/exec/settings.h"
 #include "src/plan/tuning.h"
+#include "topology/settings.h"
+#include "transports/settings.h"
 
 namespace dc {
 
 namespace {
-
-const char* env(const char* name) {
-  const char* v = std::getenv(name);
-  return (v && *v) ? v : nullptr;
-}
-
-uint64_t parse_unsigned(const char* name, const char* value, uint64_t min, uint64_t max) {
-  errno = 0;
-  char* end = nullptr;
-  unsigned long long v = std::strtoull(value, &end, 10);
-  if (errno || !end || *end || value[0] == '-' || v < min || v > max) {
-    fail(dcInvalidArgument, std::string("DeepComm: ") + name + "=" + value +
-                                " is not an integer in [" + std::to_string(min) + ", " +
-                                std::to_string(max) + "]");
-  }
-  return v;
-}
 
 // NCCL_ALGO names DeepComm ignores are told once per process, not at every communicator.
 void warn_once(const std::vector<std::string>& lines) {
@@ -47,52 +34,50 @@ void warn_once(const std::vector<std::string>& lines) {
 }  // namespace
 
 Config Config::from_environment() {
+  using namespace settings;
   Config c;
-  if (const char* v = env("DEEPCOMM_TRANSPORT")) {
-    std::string s(v);
-    if (s == "auto") c.transport = TransportChoice::Auto;
-    else if (s == "shm") c.transport = TransportChoice::Shm;
-    else if (s == "tcp") c.transport = TransportChoice::Tcp;
-    else if (s == "ucx") c.transport = TransportChoice::Ucx;
-    else if (s == "ucx-all") c.transport = TransportChoice::UcxAll;
-    else fail(dcInvalidArgument, "DeepComm: DEEPCOMM_TRANSPORT=" + s + " (expected auto, shm, tcp, ucx or ucx-all)");
-  }
-  if (const char* v = env("DEEPCOMM_ALGO")) {
-    c.algorithms = AlgorithmFilter::parse_deepcomm(v);
-  } else if (const char* v = env("NCCL_ALGO")) {
+  c.transport = static_cast<TransportChoice>(config::choice(kTransport));
+  if (auto v = config::text(kAlgo)) {
+    c.algorithms = AlgorithmFilter::parse_deepcomm(*v);
+  } else if (auto v = config::text(kNcclAlgo)) {
     std::vector<std::string> ignored;
-    c.algorithms = AlgorithmFilter::parse_nccl(v, &ignored);
+    c.algorithms = AlgorithmFilter::parse_nccl(*v, &ignored);
     warn_once(ignored);
   }
-  if (const char* v = env("DEEPCOMM_CHUNK_BYTES"))
-    c.chunk_bytes = parse_unsigned("DEEPCOMM_CHUNK_BYTES", v, 64, 1ull << 30);
-  if (const char* v = env("DEEPCOMM_TREE_THRESHOLD"))
-    c.tree_threshold_bytes = parse_unsigned("DEEPCOMM_TREE_THRESHOLD", v, 0, 1ull << 40);
-  if (const char* v = env("DEEPCOMM_FLAT_BYTES"))
-    c.flat_bytes = parse_unsigned("DEEPCOMM_FLAT_BYTES", v, 0, 16ull << 20);
-  if (const char* v = env("DEEPCOMM_COMPRESS"); v && std::string(v) != "off") {
+  c.chunk_bytes = config::integer_as<uint64_t>(kChunkBytes);
+  c.tree_threshold_bytes = config::integer_as<uint64_t>(kTreeThreshold);
+  c.flat_bytes = config::integer_as<uint64_t>(kFlatBytes);
+  if (auto v = config::text(kCompress); v && *v != "off") {
     try {
-      c.compress = compression::parse_spec(v);
+      c.compress = compression::parse_spec(*v);
     } catch (const Error& e) {
       fail(dcInvalidArgument, std::string("DeepComm: DEEPCOMM_COMPRESS: ") + e.what());
     }
   }
-  if (const char* v = env("DEEPCOMM_COMPRESS_MIN_BYTES"))
-    c.compress_min_bytes = parse_unsigned("DEEPCOMM_COMPRESS_MIN_BYTES", v, 0, 1ull << 50);
-  if (const char* v = env("DEEPCOMM_COMPRESS_EF_BYTES"))
-    c.compress_ef_bytes = parse_unsigned("DEEPCOMM_COMPRESS_EF_BYTES", v, 0, 1ull << 50);
-  if (const char* v = env("DEEPCOMM_TIMEOUT"))
-    c.timeout_ms = static_cast<int>(parse_unsigned("DEEPCOMM_TIMEOUT", v, 1, 2000000) * 1000);
-  if (const char* v = env("DEEPCOMM_CONNECT_TIMEOUT"))
-    c.connect_timeout_ms = static_cast<int>(parse_unsigned("DEEPCOMM_CONNECT_TIMEOUT", v, 1, 2000000) * 1000);
+  c.compress_min_bytes = config::integer_as<uint64_t>(kCompressMinBytes);
+  c.compress_ef_bytes = config::integer_as<uint64_t>(kCompressEfBytes);
+  c.timeout_ms = config::integer_as<int>(kTimeout) * 1000;  // at most 2e9: fits
+  c.connect_timeout_ms = config::integer_as<int>(kConnectTimeout) * 1000;
   if (auto file = topo::load_topology_file_from_env()) {
     check_tuning_rules(*file);
     c.topology_file = std::make_shared<const topo::TopologyFile>(std::move(*file));
   }
-  if (const char* v = env("DEEPCOMM_TOPO_DUMP_FILE")) c.topology_dump_path = v;
-  if (const char* v = env("DEEPCOMM_BOOTSTRAP_TIMEOUT"))
-    c.bootstrap_timeout_ms = static_cast<int>(parse_unsigned("DEEPCOMM_BOOTSTRAP_TIMEOUT", v, 1, 2000000000));
+  if (auto v = config::text(kTopoDumpFile)) c.topology_dump_path = *v;
+  c.bootstrap_timeout_ms = config::integer_as<int>(kBootstrapTimeout);
   return c;
+}
+
+void register_settings() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    // Every room's table up to this one, whether or not its reading code is linked in; the NCCL
+    // library's own table (src/nccl/settings.h) is added by that library.
+    config::Registry& registry = config::Registry::instance();
+    for (config::Table table : {config::Table(settings::kBaseTable), config::Table(settings::kTransportsTable),
+                                config::Table(settings::kTopologyTable), config::Table(settings::kExecTable),
+                                config::Table(settings::kCoreTable)})
+      registry.add(table);
+  });
 }
 
 namespace {
@@ -127,7 +112,7 @@ std::vector<std::string> Config::plan_shaping_entries() const {
 }
 
 std::string host_identity() {
-  if (const char* v = env("DEEPCOMM_HOST_ID")) return v;
+  if (auto v = config::text(settings::kHostId)) return *v;
   std::string boot_id;
   std::ifstream f("/proc/sys/kernel/random/boot_id");
   std::getline(f, boot_id);

@@ -8,12 +8,12 @@
 #include <set>
 #include <vector>
 
+#include "kernels/reduce.h"
 #include "src/core/compressed_issue.h"
 #include "src/exec/comm_failure.h"
 #include "src/exec/flat_board.h"
 #include "src/exec/flat_collective.h"
 #include "src/exec/signature.h"
-#include "kernels/reduce.h"
 #include "src/plan/cost_model.h"
 
 namespace dc {
@@ -38,30 +38,61 @@ struct GroupState {
 thread_local GroupState t_group;
 
 bool is_rooted(dcCollective_t c) {
-  return c == dcCollBroadcast || c == dcCollReduce || c == dcCollGather || c == dcCollScatter ||
-         c == dcCollSend || c == dcCollRecv;
+  return c == dcCollBroadcast || c == dcCollReduce || c == dcCollGather || c == dcCollScatter || c == dcCollSend ||
+         c == dcCollRecv;
 }
 
-bool is_reduction(dcCollective_t c) {
-  return c == dcCollAllReduce || c == dcCollReduce || c == dcCollReduceScatter;
-}
+bool is_reduction(dcCollective_t c) { return c == dcCollAllReduce || c == dcCollReduce || c == dcCollReduceScatter; }
 
 // Elements of the send and receive buffers this rank uses, from the API's count.
 void buffer_elements(const OpArgs& a, int rank, int n, uint64_t* in, uint64_t* out) {
   const uint64_t c = a.count, cn = a.count * static_cast<uint64_t>(n);
   const bool root = rank == a.root;
   switch (a.collective) {
-    case dcCollAllReduce: *in = c; *out = c; return;
-    case dcCollBroadcast: *in = root ? c : 0; *out = c; return;
-    case dcCollReduce: *in = c; *out = root ? c : 0; return;
-    case dcCollAllGather: *in = c; *out = cn; return;
-    case dcCollReduceScatter: *in = cn; *out = c; return;
-    case dcCollAlltoAll: *in = cn; *out = cn; return;
-    case dcCollGather: *in = c; *out = root ? cn : 0; return;
-    case dcCollScatter: *in = root ? cn : 0; *out = c; return;
-    case dcCollSend: *in = c; *out = 0; return;
-    case dcCollRecv: *in = 0; *out = c; return;
-    default: *in = 0; *out = 0; return;
+    case dcCollAllReduce:
+      *in = c;
+      *out = c;
+      return;
+    case dcCollBroadcast:
+      *in = root ? c : 0;
+      *out = c;
+      return;
+    case dcCollReduce:
+      *in = c;
+      *out = root ? c : 0;
+      return;
+    case dcCollAllGather:
+      *in = c;
+      *out = cn;
+      return;
+    case dcCollReduceScatter:
+      *in = cn;
+      *out = c;
+      return;
+    case dcCollAlltoAll:
+      *in = cn;
+      *out = cn;
+      return;
+    case dcCollGather:
+      *in = c;
+      *out = root ? cn : 0;
+      return;
+    case dcCollScatter:
+      *in = root ? cn : 0;
+      *out = c;
+      return;
+    case dcCollSend:
+      *in = c;
+      *out = 0;
+      return;
+    case dcCollRecv:
+      *in = 0;
+      *out = c;
+      return;
+    default:
+      *in = 0;
+      *out = 0;
+      return;
   }
 }
 
@@ -121,14 +152,16 @@ PendingOp prepare(dcComm* comm, const OpArgs& asked) {
   validate(comm, asked);
   const OpArgs args = with_configured_compression(comm, asked);
   if (comm->initializing)
-    fail(dcInvalidUsage, "DeepComm: the communicator is still being set up; poll dcCommGetAsyncError "
-                         "(ncclCommGetAsyncError) until it stops returning in-progress");
+    fail(dcInvalidUsage,
+         "DeepComm: the communicator is still being set up; poll dcCommGetAsyncError "
+         "(ncclCommGetAsyncError) until it stops returning in-progress");
   if (comm->exec.async_error.load() != dcSuccess) {
     Status failure = comm->exec.error();
     throw Error(failure.code, failure.message);
   }
   const bool flat = flat_eligible(&comm->exec, args);
-  PendingOp p{comm, with_premul_scalar(comm, args), flat ? nullptr : plan_for(comm, args), 0, operation_signature(args)};
+  PendingOp p{comm, with_premul_scalar(comm, args), flat ? nullptr : plan_for(comm, args), 0,
+              operation_signature(args)};
   if (args.collective == dcCollSend) p.seq = comm->exec.next_send_seq[args.root]++;
   else if (args.collective == dcCollRecv) p.seq = comm->exec.next_recv_seq[args.root]++;
   else p.seq = comm->exec.next_collective_seq++;
@@ -230,16 +263,15 @@ void remember_pending(dcComm* comm, const std::shared_ptr<OpBatch>& batch) {
 
 void validate(dcComm* comm, const OpArgs& a) {
   checked_comm(comm);
-  if (a.collective < 0 || a.collective >= dcNumCollectives)
-    fail(dcInvalidArgument, "DeepComm: unknown collective");
+  if (a.collective < 0 || a.collective >= dcNumCollectives) fail(dcInvalidArgument, "DeepComm: unknown collective");
   const size_t elem = datatype_size(a.datatype);
   if (a.datatype < 0 || a.datatype >= dcNumTypes || elem == 0)
     fail(dcInvalidArgument, "DeepComm: unknown datatype " + std::to_string(static_cast<int>(a.datatype)));
   if (is_reduction(a.collective)) {
     const bool builtin = a.op >= 0 && a.op < dcNumOps;
     const size_t custom = static_cast<size_t>(a.op) - dcNumOps;
-    const bool premul = !builtin && a.op >= dcNumOps && custom < comm->premul_ops.size() &&
-                        comm->premul_ops[custom].in_use;
+    const bool premul =
+        !builtin && a.op >= dcNumOps && custom < comm->premul_ops.size() && comm->premul_ops[custom].in_use;
     if (!builtin && !premul)
       fail(dcInvalidArgument, "DeepComm: unknown reduction op " + std::to_string(static_cast<int>(a.op)));
     if (premul && comm->premul_ops[custom].datatype != a.datatype)
@@ -247,14 +279,14 @@ void validate(dcComm* comm, const OpArgs& a) {
   }
   if (is_rooted(a.collective) && (a.root < 0 || a.root >= comm->exec.nranks)) {
     const char* what = (a.collective == dcCollSend || a.collective == dcCollRecv) ? "peer" : "root";
-    fail(dcInvalidArgument, std::string("DeepComm: ") + what + " " + std::to_string(a.root) +
-                                " is out of range [0, " + std::to_string(comm->exec.nranks) + ")");
+    fail(dcInvalidArgument, std::string("DeepComm: ") + what + " " + std::to_string(a.root) + " is out of range [0, " +
+                                std::to_string(comm->exec.nranks) + ")");
   }
   const uint64_t n = static_cast<uint64_t>(comm->exec.nranks);
   const uint64_t limit = std::numeric_limits<uint64_t>::max() / 2;
   if (a.count > limit / n / elem)
-    fail(dcInvalidArgument, "DeepComm: count " + std::to_string(a.count) + " of " +
-                                datatype_name(a.datatype) + " overflows the byte size");
+    fail(dcInvalidArgument, "DeepComm: count " + std::to_string(a.count) + " of " + datatype_name(a.datatype) +
+                                " overflows the byte size");
   uint64_t in = 0, out = 0;
   buffer_elements(a, comm->exec.rank, comm->exec.nranks, &in, &out);
   if (in && !a.sendbuf) fail(dcInvalidArgument, "DeepComm: send buffer is NULL with a nonzero count");
@@ -266,8 +298,7 @@ dcResult_t async_state(dcComm* comm) {
   if (comm->exec.async_error.load() != dcSuccess) return static_cast<dcResult_t>(comm->exec.async_error.load());
   std::lock_guard<std::mutex> lock(comm->pending_mutex);
   auto& pending = comm->pending;
-  pending.erase(std::remove_if(pending.begin(), pending.end(), [](const auto& b) { return b->done(); }),
-                pending.end());
+  pending.erase(std::remove_if(pending.begin(), pending.end(), [](const auto& b) { return b->done(); }), pending.end());
   return pending.empty() ? dcSuccess : dcInProgress;
 }
 
@@ -371,8 +402,8 @@ dcResult_t group_end() {
 
 double group_simulate_end() {
   if (t_group.depth != 1)
-    fail(dcInvalidUsage, "DeepComm: group simulation must end the outermost group (depth " +
-                             std::to_string(t_group.depth) + ")");
+    fail(dcInvalidUsage,
+         "DeepComm: group simulation must end the outermost group (depth " + std::to_string(t_group.depth) + ")");
   std::vector<PendingOp> ops = std::move(t_group.ops);
   t_group = GroupState{};
   std::map<dcComm*, double> per_comm;

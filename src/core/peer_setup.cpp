@@ -5,18 +5,18 @@
 
 #include <cerrno>
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
-#include <condition_variable>
 #include <mutex>
 #include <sstream>
 
-#include "src/exec/engine_call.h"
+#include "base/log.h"
 #include "src/core/flat_setup.h"
 #include "src/core/local_node.h"
-#include "base/log.h"
 #include "src/exec/comm_failure.h"
 #include "src/exec/engine.h"
+#include "src/exec/engine_call.h"
 #include "transports/self/self_connection.h"
 
 namespace dc {
@@ -30,7 +30,8 @@ std::string RankCard::encode() const {
 }
 
 RankCard RankCard::decode(const std::string& blob) {
-  if (blob.size() > kMaxBytes) fail(dcRemoteError, "DeepComm: a rank's card of " + std::to_string(blob.size()) + " bytes");
+  if (blob.size() > kMaxBytes)
+    fail(dcRemoteError, "DeepComm: a rank's card of " + std::to_string(blob.size()) + " bytes");
   RankCard card;
   std::istringstream in(blob);
   std::string line;
@@ -44,7 +45,8 @@ RankCard RankCard::decode(const std::string& blob) {
       char* end = nullptr;
       errno = 0;
       card.nonce = std::strtoull(value.c_str(), &end, 10);
-      if (value.empty() || *end || errno || value[0] == '-') fail(dcRemoteError, "DeepComm: a rank's card has a bad nonce");
+      if (value.empty() || *end || errno || value[0] == '-')
+        fail(dcRemoteError, "DeepComm: a rank's card has a bad nonce");
     } else if (key == "node") card.node = value;
     else if (key == "config") card.config.push_back(value);
     else if (key.rfind("addr.", 0) == 0) card.addresses[key.substr(5)] = value;
@@ -56,9 +58,8 @@ namespace {
 
 std::shared_ptr<PeerLinks> make_links() {
   // Transports and connections belong to the engine thread: free them there.
-  return std::shared_ptr<PeerLinks>(new PeerLinks(), [](PeerLinks* links) {
-    Engine::instance().post([links] { delete links; });
-  });
+  return std::shared_ptr<PeerLinks>(new PeerLinks(),
+                                    [](PeerLinks* links) { Engine::instance().post([links] { delete links; }); });
 }
 
 // Every rank must run the same plans: compare the plan-shaping configuration of all ranks.
@@ -116,9 +117,8 @@ void check_agreement(const std::vector<RankCard>& cards, int rank) {
       std::string b = i < theirs.size() ? theirs[i] : "(missing)";
       if (a != b) {
         std::string variable = a.substr(0, a.find('='));
-        fail(dcInvalidUsage, "DeepComm: ranks disagree on " + variable + ": rank " +
-                                 std::to_string(rank) + " has " + a + ", rank " +
-                                 std::to_string(r) + " has " + b +
+        fail(dcInvalidUsage, "DeepComm: ranks disagree on " + variable + ": rank " + std::to_string(rank) + " has " +
+                                 a + ", rank " + std::to_string(r) + " has " + b +
                                  " (plan-shaping settings must be the same on every rank)");
       }
     }
@@ -130,19 +130,15 @@ namespace {
 const char* pick_transport(const Config& config, const RankCard& me, const RankCard& peer, int peer_rank) {
   const bool same_host = me.host == peer.host;
   switch (config.transport) {
-    case TransportChoice::Tcp:
-      return "tcp";
+    case TransportChoice::Tcp: return "tcp";
     case TransportChoice::Shm:
       if (!same_host)
-        fail(dcInvalidUsage, "DeepComm: DEEPCOMM_TRANSPORT=shm but rank " + std::to_string(peer_rank) +
-                                 " is on another host");
+        fail(dcInvalidUsage,
+             "DeepComm: DEEPCOMM_TRANSPORT=shm but rank " + std::to_string(peer_rank) + " is on another host");
       return "shm";
-    case TransportChoice::Ucx:
-      return same_host ? "shm" : "ucx";
-    case TransportChoice::UcxAll:
-      return "ucx";
-    case TransportChoice::Auto:
-      break;
+    case TransportChoice::Ucx: return same_host ? "shm" : "ucx";
+    case TransportChoice::UcxAll: return "ucx";
+    case TransportChoice::Auto: break;
   }
   if (same_host) return "shm";
   // Both ends offer UCX only where their nodes have an RDMA port up: the choice is the same on both.
@@ -193,8 +189,8 @@ void connect_peers(dcComm* comm, const std::vector<RankCard>& cards, const std::
   });
   Engine::Waiting waiting(Engine::instance());
   std::unique_lock<std::mutex> lock(pending->mutex);
-  bool finished = pending->cv.wait_for(lock, std::chrono::milliseconds(timeout + 5000),
-                                       [&] { return pending->left == 0; });
+  bool finished =
+      pending->cv.wait_for(lock, std::chrono::milliseconds(timeout + 5000), [&] { return pending->left == 0; });
   if (!finished) fail(dcSystemError, "DeepComm: connecting to peers timed out");
   if (!pending->status.ok()) throw Error(pending->status.code, pending->status.message);
 }
@@ -229,13 +225,15 @@ void finish_setup(dcComm* comm, const std::vector<RankCard>& cards, const std::v
   // unique per communicator: rank 0's random nonce is.
   comm->exec.id = cards[0].nonce;
   comm->cluster = build_cluster_view(comm->config, cards);
-  if (comm->exec.rank == 0 && !comm->config.topology_dump_path.empty()) dump_cluster_view(*comm->cluster, comm->config.topology_dump_path);
+  if (comm->exec.rank == 0 && !comm->config.topology_dump_path.empty())
+    dump_cluster_view(*comm->cluster, comm->config.topology_dump_path);
   connect_peers(comm, cards, remaining);
   comm->exec.link_index.resize(comm->exec.nranks);
   for (int r = 0; r < comm->exec.nranks; ++r) comm->exec.link_index[r] = r;
   comm->exec.reset_p2p_sequences();
   start_services(comm);
-  DC_INFO("comm %016llx rank %d/%d ready", static_cast<unsigned long long>(comm->exec.id), comm->exec.rank, comm->exec.nranks);
+  DC_INFO("comm %016llx rank %d/%d ready", static_cast<unsigned long long>(comm->exec.id), comm->exec.rank,
+          comm->exec.nranks);
 }
 
 void start_services(dcComm* comm) {

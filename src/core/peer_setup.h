@@ -20,9 +20,9 @@ struct RankCard {
 
   std::string host;
   std::string pid;
-  uint64_t nonce = 0;  // rank 0's becomes the communicator id
-  std::vector<std::string> config;  // plan-shaping entries
-  std::string node;  // this rank's node summary (local_node.h), as hex
+  uint64_t nonce = 0;                            // rank 0's becomes the communicator id
+  std::vector<std::string> config;               // plan-shaping entries
+  std::string node;                              // this rank's node summary (local_node.h), as hex
   std::map<std::string, std::string> addresses;  // transport name -> address
 
   std::string encode() const;

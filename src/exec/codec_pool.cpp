@@ -1,88 +1,71 @@
 #include "src/exec/codec_pool.h"
 
 #include <pthread.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
-#include <exception>
-#include <string>
+#include <mutex>
+#include <thread>
 
-#include "base/error.h"
-#include "base/fork_park.h"
+#include <boost/asio/posix/stream_descriptor.hpp>
+
 #include "base/log.h"
+#include "device/cpu_queue.h"
+#include "src/exec/engine.h"
+#include "src/exec/settings.h"
 
 namespace dc {
 
 namespace {
 
-CodecPool* g_pool = nullptr;
-std::mutex g_pool_mutex;
+// The queue and the engine's wait on its completion descriptor.
+struct WatchedQueue {
+  explicit WatchedQueue(int threads) : queue(threads), ready(Engine::instance().io(), dup(queue.completion_fd())) {}
+
+  // Waits (in the engine's epoll) for the descriptor, then runs the completions. The wait is
+  // edge-triggered: a completion that arrived after the last poll() but before the wait was queued
+  // is caught by has_completions().
+  void watch() {
+    ready.async_wait(boost::asio::posix::stream_descriptor::wait_read, [this](const boost::system::error_code& ec) {
+      if (ec) return;
+      queue.poll();
+      watch();
+    });
+    if (queue.has_completions()) Engine::instance().post([this] { queue.poll(); });
+  }
+
+  device::CpuQueue queue;
+  boost::asio::posix::stream_descriptor ready;
+};
+
+WatchedQueue* g_queue = nullptr;
+std::mutex g_queue_mutex;
 
 // As the engine: a forked child has the parent's memory but none of its threads.
-void forget_pool_in_child() {
-  new (&g_pool_mutex) std::mutex();
-  g_pool = nullptr;
+void forget_queue_in_child() {
+  new (&g_queue_mutex) std::mutex();
+  g_queue = nullptr;
 }
 
 }  // namespace
 
 int codec_threads_setting() {
-  if (const char* v = std::getenv("DEEPCOMM_CODEC_THREADS"); v && *v) {
-    char* end = nullptr;
-    const long n = std::strtol(v, &end, 10);
-    if (*end == '\0' && n >= 1 && n <= 64) return static_cast<int>(n);
-    DC_WARN("DEEPCOMM_CODEC_THREADS=%s is not an integer in [1, 64]; using the default", v);
-  }
+  if (auto n = config::integer_if_set(settings::kCodecThreads)) return static_cast<int>(*n);  // bad: one warning
   const unsigned cores = std::thread::hardware_concurrency();
   return static_cast<int>(std::min(4u, std::max(1u, cores / 2)));
 }
 
-CodecPool& CodecPool::instance() {
+device::DeviceQueue& local_queue() {
   static std::once_flag atfork_once;
-  std::call_once(atfork_once, [] { pthread_atfork(nullptr, nullptr, forget_pool_in_child); });
-  std::lock_guard<std::mutex> lock(g_pool_mutex);
-  if (!g_pool) g_pool = new CodecPool(codec_threads_setting());  // lives until exit, like the engine
-  return *g_pool;
-}
-
-CodecPool::CodecPool(int threads) {
-  // A fork's park job goes first: each worker takes at most one (it waits in it), so every worker
-  // parks once its current job ended.
-  auto park_first = [this](std::function<void()> park) {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      jobs_.push_front(std::move(park));
-    }
-    wake_.notify_one();
-  };
-  for (int i = 0; i < threads; ++i) workers_.push_back(ForkParkedRunner::start(park_first, [this] { work(); }));
-  for (auto& w : workers_) w.detach();  // the pool is never destroyed; detached, exit does not wait
-}
-
-void CodecPool::submit(std::function<void()> job) {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    jobs_.push_back(std::move(job));
+  std::call_once(atfork_once, [] { pthread_atfork(nullptr, nullptr, forget_queue_in_child); });
+  std::lock_guard<std::mutex> lock(g_queue_mutex);
+  if (!g_queue) {
+    g_queue = new WatchedQueue(codec_threads_setting());  // lives until exit, like the engine
+    WatchedQueue* watched = g_queue;
+    Engine::instance().post([watched] { watched->watch(); });  // the descriptor is the engine's
   }
-  wake_.notify_one();
-}
-
-void CodecPool::work() {
-  pthread_setname_np(pthread_self(), "dc-codec");
-  for (;;) {
-    std::function<void()> job;
-    {
-      std::unique_lock<std::mutex> lock(mutex_);
-      wake_.wait(lock, [this] { return !jobs_.empty(); });
-      job = std::move(jobs_.front());
-      jobs_.pop_front();
-    }
-    try {
-      job();
-    } catch (const std::exception& e) {
-      // Jobs report their errors through their completions; one that throws is a bug.
-      DC_WARN("codec worker: unexpected exception from a job: %s", e.what());
-    }
-  }
+  return g_queue->queue;
 }
 
 }  // namespace dc

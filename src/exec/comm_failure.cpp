@@ -37,10 +37,10 @@ struct Departure {
 }  // namespace
 
 struct ControlChannel {
-  ExecComm* comm;  // null once the communicator is gone
+  ExecComm* comm;                              // null once the communicator is gone
   std::vector<std::unique_ptr<Notice>> inbox;  // one posted receive per peer
-  std::vector<int> gone;  // peers whose connection closed without an orderly leave
-  std::vector<Departure> left;  // peers that destroyed the communicator in order
+  std::vector<int> gone;                       // peers whose connection closed without an orderly leave
+  std::vector<Departure> left;                 // peers that destroyed the communicator in order
 };
 
 namespace {
@@ -72,11 +72,12 @@ bool fail_if_waiting_on(ExecComm* comm, const Operation& op, const Departure& d)
   if (op.collective() == dcCollRecv) joined = d.sends_to_us;
   if (op.sequence() < joined || !op.waits_on(peer)) return false;
   std::string call = op.signature() ? describe_signature(op.signature()) : std::string("a send/receive");
-  fail_comm(comm, Status::failure(dcInvalidUsage,
-                "DeepComm: ranks made a different number of calls: rank " + std::to_string(peer) +
-                    " destroyed the communicator while rank " + std::to_string(comm->rank) +
-                    " waits for it in operation #" + std::to_string(op.sequence()) + ", " + call),
-            op.is_collective() ? op.sequence() : 0);
+  fail_comm(
+      comm,
+      Status::failure(dcInvalidUsage, "DeepComm: ranks made a different number of calls: rank " + std::to_string(peer) +
+                                          " destroyed the communicator while rank " + std::to_string(comm->rank) +
+                                          " waits for it in operation #" + std::to_string(op.sequence()) + ", " + call),
+      op.is_collective() ? op.sequence() : 0);
   return true;
 }
 
@@ -95,30 +96,27 @@ void peer_left(ExecComm* comm, const Departure& d) {
 void post_control_receive(const std::shared_ptr<ControlChannel>& channel, int peer) {
   ExecComm* comm = channel->comm;
   Notice* box = channel->inbox[peer].get();
-  comm->peer(peer)->recv(control_tag(comm), box, sizeof(Notice),
-                         [channel, peer, box](const Status& s, size_t) {
-                           ExecComm* c = channel->comm;
-                           if (!c) return;
-                           if (!s.ok()) {
-                             channel->gone.push_back(peer);
-                             // The first failure is logged by fail_comm; a later one is the clue
-                             // when a rank sees more ranks gone than died.
-                             if (c->failed) DC_INFO("DeepComm: rank %d is gone too: %s", peer, s.message.c_str());
-                             fail_comm(c, Status::failure(dcRemoteError,
-                                 "DeepComm: rank " + std::to_string(peer) + " is gone: " + s.message));
-                             return;
-                           }
-                           // The peer destroyed its communicator in order: its connection closing
-                           // later is no failure (and no receive is posted for it any more). An
-                           // operation still waiting for it never completes: the ranks made a
-                           // different number of calls.
-                           if (box->code == dcSuccess)
-                             return peer_left(c, Departure{peer, box->collectives, box->sends_to_you,
-                                                           box->receives_from_you});
-                           std::string text(box->text, strnlen(box->text, sizeof box->text));
-                           const dcResult_t code = box->code == dcInvalidUsage ? dcInvalidUsage : dcRemoteError;
-                           fail_comm(c, Status::failure(code, text), box->failed_from);
-                         });
+  comm->peer(peer)->recv(control_tag(comm), box, sizeof(Notice), [channel, peer, box](const Status& s, size_t) {
+    ExecComm* c = channel->comm;
+    if (!c) return;
+    if (!s.ok()) {
+      channel->gone.push_back(peer);
+      // The first failure is logged by fail_comm; a later one is the clue
+      // when a rank sees more ranks gone than died.
+      if (c->failed) DC_INFO("DeepComm: rank %d is gone too: %s", peer, s.message.c_str());
+      fail_comm(c, Status::failure(dcRemoteError, "DeepComm: rank " + std::to_string(peer) + " is gone: " + s.message));
+      return;
+    }
+    // The peer destroyed its communicator in order: its connection closing
+    // later is no failure (and no receive is posted for it any more). An
+    // operation still waiting for it never completes: the ranks made a
+    // different number of calls.
+    if (box->code == dcSuccess)
+      return peer_left(c, Departure{peer, box->collectives, box->sends_to_you, box->receives_from_you});
+    std::string text(box->text, strnlen(box->text, sizeof box->text));
+    const dcResult_t code = box->code == dcInvalidUsage ? dcInvalidUsage : dcRemoteError;
+    fail_comm(c, Status::failure(code, text), box->failed_from);
+  });
 }
 
 }  // namespace
@@ -167,9 +165,7 @@ void check_departed_peers(ExecComm* comm, const Operation& op) {
     if (fail_if_waiting_on(comm, op, d)) return;
 }
 
-std::vector<int> gone_peers(ExecComm* comm) {
-  return comm->control ? comm->control->gone : std::vector<int>{};
-}
+std::vector<int> gone_peers(ExecComm* comm) { return comm->control ? comm->control->gone : std::vector<int>{}; }
 
 void stop_control_channel(ExecComm* comm) {
   if (comm->control) comm->control->comm = nullptr;

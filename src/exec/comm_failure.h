@@ -8,8 +8,8 @@
 
 #include <vector>
 
-#include "src/exec/exec_comm.h"
 #include "base/error.h"
+#include "src/exec/exec_comm.h"
 
 namespace dc {
 

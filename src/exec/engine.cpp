@@ -53,9 +53,7 @@ void forget_engine_in_child() {
 
 Engine& Engine::instance() {
   static std::once_flag atfork_once;
-  std::call_once(atfork_once, [] {
-    pthread_atfork(nullptr, nullptr, forget_engine_in_child);
-  });
+  std::call_once(atfork_once, [] { pthread_atfork(nullptr, nullptr, forget_engine_in_child); });
   std::lock_guard<std::mutex> lock(g_engine_mutex);
   if (!g_engine) g_engine = new Engine();  // lives until process exit: ranks may outlive statics
   return *g_engine;

@@ -69,11 +69,11 @@ class Engine {
   bool engine_thread_reclaims(std::chrono::steady_clock::time_point now) const;
 
   boost::asio::io_context io_;
-  std::mutex mutex_;             // guards the baton's state below
-  std::condition_variable cv_;   // its changes
+  std::mutex mutex_;            // guards the baton's state below
+  std::condition_variable cv_;  // its changes
   Holder holder_ = Holder::EngineThread;
-  int wanting_ = 0;              // callers asking the engine thread for the baton
-  int waiting_ = 0;              // threads waiting without driving (Waiting)
+  int wanting_ = 0;                                      // callers asking the engine thread for the baton
+  int waiting_ = 0;                                      // threads waiting without driving (Waiting)
   std::chrono::steady_clock::time_point released_at_{};  // a caller's last release
   std::thread thread_;
 };

@@ -38,8 +38,8 @@ struct ExecComm {
   int rank = 0;
   int nranks = 1;
   std::shared_ptr<PeerLinks> links;
-  std::vector<int> link_index;  // comm rank -> index into links->peers
-  int timeout_ms = 300000;      // progress deadline (DEEPCOMM_TIMEOUT)
+  std::vector<int> link_index;    // comm rank -> index into links->peers
+  int timeout_ms = 300000;        // progress deadline (DEEPCOMM_TIMEOUT)
   int engine_timeout_ms = 60000;  // deadline of a hand-off to the engine thread
 
   // Numbering, advanced by the thread issuing operations. Atomic: the engine reads it for the
@@ -54,7 +54,7 @@ struct ExecComm {
 
   // Engine side.
   std::deque<std::shared_ptr<Operation>> collective_queue;  // front is running
-  std::set<std::shared_ptr<Operation>> active_ops;           // queued or running
+  std::set<std::shared_ptr<Operation>> active_ops;          // queued or running
   bool failed = false;       // set once by fail_comm; every later operation fails at once
   uint64_t failed_from = 0;  // ... except collectives numbered below this (see fail_comm)
   Status failure;

@@ -4,18 +4,16 @@
 #include <cstring>
 #include <string>
 
+#include "kernels/reduce.h"
 #include "src/exec/comm_failure.h"
 #include "src/exec/flat_board.h"
 #include "src/exec/signature.h"
-#include "kernels/reduce.h"
 
 namespace dc {
 
 namespace {
 
-bool is_reduction(dcCollective_t c) {
-  return c == dcCollAllReduce || c == dcCollReduce || c == dcCollReduceScatter;
-}
+bool is_reduction(dcCollective_t c) { return c == dcCollAllReduce || c == dcCollReduce || c == dcCollReduceScatter; }
 
 // Bytes one rank puts on the board for this call (the same on every rank: its size decides the
 // path, so it must not depend on the rank).
@@ -77,9 +75,7 @@ void combine(const FlatOp& op, FlatBoard& board, void* dst, uint64_t at, uint64_
   if (a.op == dcAvg) finalize_avg(a.datatype, dst, count, n);
 }
 
-void combine(const FlatOp& op, FlatBoard& board, void* dst, uint64_t at) {
-  combine(op, board, dst, at, op.args.count);
-}
+void combine(const FlatOp& op, FlatBoard& board, void* dst, uint64_t at) { combine(op, board, dst, at, op.args.count); }
 
 void write_output(const FlatOp& op, FlatBoard& board) {
   const OpArgs& a = op.args;
@@ -103,8 +99,7 @@ void write_output(const FlatOp& op, FlatBoard& board) {
     case dcCollAlltoAll:
       for (int q = 0; q < n; ++q) std::memcpy(out + q * block, board.buffer(q, op.round) + r * block, block);
       return;
-    default:
-      return;
+    default: return;
   }
 }
 
@@ -124,11 +119,10 @@ struct Outcome {
   const std::string call = describe_signature(op.signature);
   Status status;
   if (o.kind == Outcome::Mismatch) {
-    status = Status::failure(dcInvalidUsage, "DeepComm: ranks called different operations as operation #" +
-                                                 std::to_string(op.seq) + " of the communicator: rank " +
-                                                 std::to_string(comm->rank) + " called " + call + ", rank " +
-                                                 std::to_string(o.peer) + " called " +
-                                                 describe_signature(o.peer_signature));
+    status = Status::failure(
+        dcInvalidUsage, "DeepComm: ranks called different operations as operation #" + std::to_string(op.seq) +
+                            " of the communicator: rank " + std::to_string(comm->rank) + " called " + call + ", rank " +
+                            std::to_string(o.peer) + " called " + describe_signature(o.peer_signature));
   } else if (o.kind == Outcome::Departed) {
     status = Status::failure(dcInvalidUsage, "DeepComm: ranks made a different number of calls: rank " +
                                                  std::to_string(o.peer) + " destroyed the communicator while rank " +
@@ -212,9 +206,7 @@ void flat_post(const FlatOp& op) {
   board.post(r, op.round);
 }
 
-uint64_t flat_rounds(const ExecComm* comm, const OpArgs& args) {
-  return two_rounds(args, comm->nranks) ? 2 : 1;
-}
+uint64_t flat_rounds(const ExecComm* comm, const OpArgs& args) { return two_rounds(args, comm->nranks) ? 2 : 1; }
 
 void flat_finish(const FlatOp& op) {
   FlatBoard& board = *op.comm->board;

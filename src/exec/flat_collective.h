@@ -18,9 +18,9 @@ namespace dc {
 struct FlatOp {
   ExecComm* comm = nullptr;
   OpArgs args;
-  uint64_t seq = 0;        // collective sequence number
+  uint64_t seq = 0;  // collective sequence number
   uint64_t signature = 0;
-  uint64_t round = 0;      // the board round it starts at (the communicator's count of rounds before)
+  uint64_t round = 0;  // the board round it starts at (the communicator's count of rounds before)
 };
 
 // Whether the collective goes over comm's flat board (false when comm has none).

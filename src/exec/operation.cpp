@@ -7,10 +7,11 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "base/log.h"
+#include "kernels/reduce.h"
+#include "src/exec/codec_pool.h"
 #include "src/exec/comm_failure.h"
 #include "src/exec/engine.h"
 #include "src/exec/signature.h"
-#include "kernels/reduce.h"
 
 namespace dc {
 
@@ -22,7 +23,7 @@ constexpr uint64_t kPointToPointBit = 1ull << 63;
 constexpr std::chrono::milliseconds kDrainAfterFailure{250};
 // Step tag of the signature exchange; plan step tags are 32-bit.
 constexpr uint64_t kSignatureStep = 1ull << 40;
-}
+}  // namespace
 
 void OpBatch::finish(const Status& status) {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -51,8 +52,8 @@ Status OpBatch::status() {
   return status_;
 }
 
-Operation::Operation(ExecComm* comm, const OpArgs& args, std::shared_ptr<const PreparedPlan> plan,
-                     uint64_t seq, std::shared_ptr<OpBatch> batch)
+Operation::Operation(ExecComm* comm, const OpArgs& args, std::shared_ptr<const PreparedPlan> plan, uint64_t seq,
+                     std::shared_ptr<OpBatch> batch)
     : comm_(comm),
       args_(args),
       prepared_(std::move(plan)),
@@ -69,9 +70,7 @@ Operation::Operation(ExecComm* comm, const OpArgs& args, std::shared_ptr<const P
   started_ = std::chrono::steady_clock::now();
 }
 
-bool Operation::is_collective() const {
-  return args_.collective != dcCollSend && args_.collective != dcCollRecv;
-}
+bool Operation::is_collective() const { return args_.collective != dcCollSend && args_.collective != dcCollRecv; }
 
 Tag Operation::tag_of(const Step& step) const {
   if (is_collective()) return Tag{comm_->id, seq_, step.tag, signature_};
@@ -94,9 +93,8 @@ Status Operation::explained(const Status& status, int peer) const {
   if (status.code != dcInvalidUsage || !status.detail || !signature_) return status;
   return Status::failure(dcInvalidUsage, "DeepComm: ranks called different operations as operation #" +
                                              std::to_string(seq_) + " of the communicator: rank " +
-                                             std::to_string(comm_->rank) + " called " +
-                                             describe_signature(signature_) + ", rank " +
-                                             std::to_string(peer) + " called " +
+                                             std::to_string(comm_->rank) + " called " + describe_signature(signature_) +
+                                             ", rank " + std::to_string(peer) + " called " +
                                              describe_signature(status.detail));
 }
 
@@ -160,8 +158,8 @@ void Operation::bound_transfer_drain() {
       const int peer = receiving.first;
       DC_WARN("DeepComm: rank %d stalled in the middle of a message to a failed operation; closing the connection",
               peer);
-      self->comm_->peer(peer)->close(Status::failure(dcSystemError,
-          "DeepComm: connection closed: a cancelled receive from this peer did not end"));
+      self->comm_->peer(peer)->close(Status::failure(
+          dcSystemError, "DeepComm: connection closed: a cancelled receive from this peer did not end"));
     }
     if (self->released_) return;
     if (self->sends_in_flight_ > 0)
@@ -195,6 +193,7 @@ void Operation::start() {
     return;
   }
   const Plan& plan = prepared_->plan;
+  queue_ = &local_queue();
   input_ = static_cast<std::byte*>(const_cast<void*>(args_.sendbuf));
   output_ = static_cast<std::byte*>(args_.recvbuf);
   if (plan.sizes.scratch) scratch_ = comm_scratch(comm_, plan.sizes.scratch * elem_size_, 0);
@@ -205,7 +204,12 @@ void Operation::start() {
   if (args_.op >= dcNumOps && plan.sizes.input) {
     // Pre-multiplied sum: scale this rank's input once, then reduce as a plain sum.
     std::byte* scaled = comm_scratch(comm_, plan.sizes.input * elem_size_, 1);
-    premultiply(args_.datatype, scaled, input_, plan.sizes.input, args_.premul_scalar);
+    const Status scaling = run_element_now(
+        device::LocalStep::premultiply(args_.datatype, scaled, input_, plan.sizes.input, args_.premul_scalar));
+    if (!scaling.ok()) {
+      complete(scaling);
+      return;
+    }
     input_ = scaled;
   }
   steps_left_ = plan.steps.size();
@@ -232,12 +236,10 @@ void Operation::exchange_signatures() {
   const Tag tag{comm_->id, seq_, kSignatureStep, signature_};
   steps_left_ += 2;
   auto self = shared_from_this();
-  post_recv(prev, tag, &peer_signature_, sizeof peer_signature_, nullptr, [self, prev](const Status& s, size_t) {
-    self->side_step_finished(s, prev, &self->signature_received_);
-  });
-  post_send(next, tag, &signature_, sizeof signature_, [self, next](const Status& s) {
-    self->side_step_finished(s, next, &self->signature_sent_);
-  });
+  post_recv(prev, tag, &peer_signature_, sizeof peer_signature_, nullptr,
+            [self, prev](const Status& s, size_t) { self->side_step_finished(s, prev, &self->signature_received_); });
+  post_send(next, tag, &signature_, sizeof signature_,
+            [self, next](const Status& s) { self->side_step_finished(s, next, &self->signature_sent_); });
 }
 
 void Operation::side_step_finished(const Status& status, int peer, bool* done_flag) {
@@ -275,58 +277,95 @@ void Operation::run_step(uint32_t index) {
     case StepKind::RecvReduce: {
       const bool reduces = step.kind == StepKind::RecvReduce;
       std::byte* target = reduces ? address(step.aux) : address(step.dst);
-      // Bytes the transport handed over in pieces, each reduced at once (then aux stays unused).
-      auto reduced = reduces ? std::make_shared<size_t>(0) : nullptr;
-      Completion done = [self, index, bytes, reduced](const Status& s, size_t got) {
+      // Bytes the transport handed over in pieces, each reduced at once (then aux stays unused),
+      // and the first error of those reductions.
+      struct Pieces {
+        size_t reduced = 0;
+        Status status;
+      };
+      const bool by_pieces = reduces && queue_->element_steps_end_at_post();
+      auto pieces = by_pieces ? std::make_shared<Pieces>() : nullptr;
+      Completion done = [self, index, bytes, reduces, pieces](const Status& s, size_t got) {
         // Failed meanwhile (abort, a peer gone): its caller may have returned and freed the buffers.
         if (self->completed_) return;
-        if (!s.ok())
-          return self->step_finished(index, self->explained(s, self->prepared_->plan.steps[index].peer));
+        if (!s.ok()) return self->step_finished(index, self->explained(s, self->prepared_->plan.steps[index].peer));
         if (got != bytes) {
-          self->step_finished(index, Status::failure(dcInvalidUsage,
-              "DeepComm: received " + std::to_string(got) + " bytes where " +
-              std::to_string(bytes) + " were expected (ranks called mismatched operations?)"));
+          self->step_finished(
+              index, Status::failure(dcInvalidUsage, "DeepComm: received " + std::to_string(got) + " bytes where " +
+                                                         std::to_string(bytes) +
+                                                         " were expected (ranks called mismatched operations?)"));
           return;
         }
+        if (pieces && !pieces->status.ok()) return self->step_finished(index, pieces->status);
         const Step& st = self->prepared_->plan.steps[index];
-        if (reduced && *reduced != got) {
-          reduce(self->args_.datatype, self->reduce_op_, self->address(st.dst),
-                 self->address(st.src), self->address(st.aux), st.count);
+        if (reduces && (!pieces || pieces->reduced != got)) {
+          // The message landed in aux whole: reduce it now.
+          return self->run_local(
+              index, device::LocalStep::reduce(self->args_.datatype, self->reduce_op_, self->address(st.dst),
+                                               self->address(st.src), self->address(st.aux), st.count));
         }
         self->step_finished(index, s);
       };
-      if (!reduces) {
+      if (!pieces) {
         post_recv(step.peer, tag_of(step), target, bytes, nullptr, std::move(done));
         return;
       }
-      PieceSink sink = [self, index, reduced](const void* data, size_t offset, size_t len) {
+      PieceSink sink = [self, index, pieces](const void* data, size_t offset, size_t len) {
         if (self->completed_) return;  // failed meanwhile: the caller's buffers may be gone
         const Step& st = self->prepared_->plan.steps[index];
-        reduce(self->args_.datatype, self->reduce_op_, self->address(st.dst) + offset,
-               self->address(st.src) + offset, data, len / self->elem_size_);
-        *reduced += len;
+        const Status s = self->run_element_now(
+            device::LocalStep::reduce(self->args_.datatype, self->reduce_op_, self->address(st.dst) + offset,
+                                      self->address(st.src) + offset, data, len / self->elem_size_));
+        if (!s.ok() && pieces->status.ok()) pieces->status = s;
+        pieces->reduced += len;
       };
       post_recv(step.peer, tag_of(step), target, bytes, std::move(sink), std::move(done));
       return;
     }
-    case StepKind::Copy:
-      if (address(step.dst) != address(step.src)) std::memmove(address(step.dst), address(step.src), bytes);
-      break;
+    case StepKind::Copy: return run_local(index, device::LocalStep::copy(address(step.dst), address(step.src), bytes));
     case StepKind::Reduce:
-      reduce(args_.datatype, reduce_op_, address(step.dst), address(step.src), address(step.aux), step.count);
-      break;
+      return run_local(index, device::LocalStep::reduce(args_.datatype, reduce_op_, address(step.dst),
+                                                        address(step.src), address(step.aux), step.count));
     case StepKind::Finalize:
-      if (args_.op == dcAvg) finalize_avg(args_.datatype, address(step.dst), step.count, comm_->nranks);
-      break;
+      if (args_.op != dcAvg) break;
+      return run_local(index,
+                       device::LocalStep::finalize_avg(args_.datatype, address(step.dst), step.count, comm_->nranks));
     case StepKind::Encode:
     case StepKind::SendMessage:
     case StepKind::RecvMessage:
     case StepKind::Decode:
-    case StepKind::RecvDecode:
-      run_message_step(index);
-      return;
+    case StepKind::RecvDecode: run_message_step(index); return;
   }
   step_finished(index, Status::success());
+}
+
+void Operation::run_local(uint32_t index, const device::LocalStep& step) {
+  const device::Posted posted =
+      queue_->post(step, device::Stream{}, device::Completion{&Operation::local_step_completed, this, index});
+  if (posted.done) return step_finished(index, posted.status);
+  local_step_accepted();
+}
+
+void Operation::local_step_accepted() {
+  if (local_steps_++ == 0) alive_while_local_steps_ = shared_from_this();
+}
+
+void Operation::local_step_completed(void* operation, uint64_t index, const Status& status) {
+  static_cast<Operation*>(operation)->local_step_ended(static_cast<uint32_t>(index), status);
+}
+
+void Operation::local_step_ended(uint32_t index, const Status& status) {
+  // Held to the end of this call: the last reference may be this one.
+  std::shared_ptr<Operation> self = --local_steps_ == 0 ? std::move(alive_while_local_steps_) : nullptr;
+  if (completed_) return release_if_unused();  // the operation ended while this step ran
+  if (status.ok()) take_codec_output(index);
+  step_finished(index, status);
+}
+
+Status Operation::run_element_now(const device::LocalStep& step) {
+  const device::Posted posted = queue_->post(step, device::Stream{}, device::Completion{});
+  if (posted.done) return posted.status;
+  return Status::failure(dcInternalError, "DeepComm: the device queue deferred an element step needed at once");
 }
 
 void Operation::step_finished(uint32_t index, const Status& status) {
@@ -361,7 +400,7 @@ void Operation::complete(const Status& status) {
     // collectives before this one are complete here, so the others may still finish theirs.
     fail_comm(comm_, status, is_collective() ? seq_ : 0);
   }
-  release_if_unused();  // else the last codec job, send or receive to end releases
+  release_if_unused();  // else the last local step, send or receive to end releases
 }
 
 void Operation::release() {

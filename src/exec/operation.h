@@ -1,9 +1,9 @@
 // The executor: one Operation runs one rank's plan of one collective or point-to-point call on the
 // progress engine. Steps start when their dependencies completed; transfers go to the peer's
-// connection with tag (communicator id, operation sequence, step tag); local steps (copy, reduce,
-// finalize) run inline on the engine thread; codec steps of compressed plans run on the codec
-// pool's workers and post their completions back (compressed_steps.cpp). Every algorithm is a
-// plan; there is no other path.
+// connection with tag (communicator id, operation sequence, step tag); every local step (copy,
+// reduce, pre-multiply, finalize, and the codec steps of compressed plans, compressed_steps.cpp)
+// goes to the device queue (device/device_queue.h), which ends element steps where they are posted
+// and runs codec steps on its workers. Every algorithm is a plan; there is no other path.
 #pragma once
 
 #include <atomic>
@@ -16,11 +16,12 @@
 #include <mutex>
 #include <vector>
 
+#include "base/error.h"
 #include "deepcomm/deepcomm.h"
+#include "device/device_queue.h"
 #include "src/exec/compressed_call.h"
 #include "src/exec/exec_comm.h"
 #include "src/exec/prepared_plan.h"
-#include "base/error.h"
 
 namespace dc {
 
@@ -82,11 +83,11 @@ class Operation : public std::enable_shared_from_this<Operation> {
   void run_step(uint32_t index);
   void step_finished(uint32_t index, const Status& status);
   void complete(const Status& status);
-  // Gives the buffers back (queue, batch, in-flight count) once no codec job, send or receive still
+  // Gives the buffers back (queue, batch, in-flight count) once no local step, send or receive still
   // uses them.
   void release();
-  bool buffers_in_use() const { return codec_jobs_ > 0 || sends_in_flight_ > 0 || !receiving_from_.empty(); }
-  // Releases an ended operation once the last codec job, send or receive using its buffers ended.
+  bool buffers_in_use() const { return local_steps_ > 0 || sends_in_flight_ > 0 || !receiving_from_.empty(); }
+  // Releases an ended operation once the last local step, send or receive using its buffers ended.
   void release_if_unused() {
     if (completed_ && !buffers_in_use()) release();
   }
@@ -106,10 +107,18 @@ class Operation : public std::enable_shared_from_this<Operation> {
   void run_encode(uint32_t index);
   void run_decode(uint32_t index);
   void run_recv_decode(uint32_t index);
-  // Runs job on a codec worker; its status comes back to the engine, where `then` runs (when the
-  // job succeeded) before step index finishes.
-  void on_worker(uint32_t index, std::function<Status()> job, std::function<void()> then);
-  void codec_job_finished(uint32_t index, const Status& status);
+  // Posts plan step index's local work to the device queue; the step finishes when it ended (at
+  // once, or when its completion comes back to the engine).
+  void run_local(uint32_t index, const device::LocalStep& step);
+  static void local_step_completed(void* operation, uint64_t index, const Status& status);
+  // A local step the device queue accepted (it ends later): the operation keeps itself alive until
+  // the last one ended, since a failed operation may release its buffers before (bounded drain).
+  void local_step_accepted();
+  void local_step_ended(uint32_t index, const Status& status);
+  // An element step that must end at once (device::DeviceQueue::element_steps_end_at_post).
+  Status run_element_now(const device::LocalStep& step);
+  // A codec step ended well: its outputs go to the operation (compressed_steps.cpp).
+  void take_codec_output(uint32_t index);
   void write_stats();
   Status explained(const Status& status, int peer) const;
   void exchange_signatures();
@@ -125,19 +134,27 @@ class Operation : public std::enable_shared_from_this<Operation> {
   uint64_t seq_;
   std::shared_ptr<OpBatch> batch_;
   size_t elem_size_;
-  dcRedOp_t reduce_op_;  // built-in op used by the kernels (pre-multiplied sum reduces as sum)
-  uint64_t signature_;   // carried in every tag (0 for point-to-point)
+  dcRedOp_t reduce_op_;          // built-in op used by the kernels (pre-multiplied sum reduces as sum)
+  uint64_t signature_;           // carried in every tag (0 for point-to-point)
   uint64_t peer_signature_ = 0;  // received from the previous rank in the signature exchange
   bool signature_sent_ = false, signature_received_ = false;
   std::byte* input_ = nullptr;
   std::byte* output_ = nullptr;
   std::byte* scratch_ = nullptr;
-  std::byte* bytes_ = nullptr;     // compressed messages (BufId::Bytes)
-  float* residual_ = nullptr;      // error feedback (BufId::Residual)
-  std::vector<uint64_t> lengths_;  // run-time message lengths, by slot
-  int codec_jobs_ = 0;             // codec jobs on workers; release waits for them
-  int sends_in_flight_ = 0;        // sends the transport has not ended; release waits for them
-  std::map<int, int> receiving_from_;  // receives the transport has not ended, per peer; likewise
+  std::byte* bytes_ = nullptr;            // compressed messages (BufId::Bytes)
+  float* residual_ = nullptr;             // error feedback (BufId::Residual)
+  std::vector<uint64_t> lengths_;         // run-time message lengths, by slot
+  device::DeviceQueue* queue_ = nullptr;  // the process's (local_queue()), taken at start
+  int local_steps_ = 0;                   // local steps the device queue has not ended; release waits for them
+  std::shared_ptr<Operation> alive_while_local_steps_;  // this, while local_steps_ > 0
+  // What codec steps write until they end (the device queue owns nothing of the operation's).
+  struct CodecOutput {
+    compression::EncodeResult encode;
+    device::DecodeTimes times;
+  };
+  std::map<uint32_t, CodecOutput> codec_outputs_;  // by step
+  int sends_in_flight_ = 0;                        // sends the transport has not ended; release waits for them
+  std::map<int, int> receiving_from_;              // receives the transport has not ended, per peer; likewise
   Status final_status_;
   dcCompressStats_t stats_{};
   std::chrono::steady_clock::time_point started_;

@@ -10,8 +10,7 @@ uint64_t spec_hash(const compression::Spec& spec) {
   return h;
 }
 
-std::shared_ptr<ResidualState> ResidualStore::find_or_create(const void* address, uint64_t count,
-                                                             dcDataType_t type) {
+std::shared_ptr<ResidualState> ResidualStore::find_or_create(const void* address, uint64_t count, dcDataType_t type) {
   std::lock_guard<std::mutex> lock(mutex_);
   const Key key{reinterpret_cast<uintptr_t>(address), count, static_cast<int>(type)};
   if (auto it = index_.find(key); it != index_.end()) {
@@ -22,19 +21,21 @@ std::shared_ptr<ResidualState> ResidualStore::find_or_create(const void* address
   auto state = std::make_shared<ResidualState>(count);
   if (bytes > cap_) {
     if (!warned_)
-      DC_WARN("compressed all-reduce: the error feedback of a buffer of %llu elements (%llu bytes) exceeds "
-              "DEEPCOMM_COMPRESS_EF_BYTES=%llu: it is kept for single calls only",
-              static_cast<unsigned long long>(count), static_cast<unsigned long long>(bytes),
-              static_cast<unsigned long long>(cap_));
+      DC_WARN(
+          "compressed all-reduce: the error feedback of a buffer of %llu elements (%llu bytes) exceeds "
+          "DEEPCOMM_COMPRESS_EF_BYTES=%llu: it is kept for single calls only",
+          static_cast<unsigned long long>(count), static_cast<unsigned long long>(bytes),
+          static_cast<unsigned long long>(cap_));
     warned_ = true;
     return state;
   }
   while (bytes_ + bytes > cap_) {
     const Entry& victim = lru_.back();
     if (!warned_)
-      DC_WARN("compressed all-reduce: error feedback over DEEPCOMM_COMPRESS_EF_BYTES=%llu; dropping the "
-              "least recently used buffer's residual (it starts again from zero)",
-              static_cast<unsigned long long>(cap_));
+      DC_WARN(
+          "compressed all-reduce: error feedback over DEEPCOMM_COMPRESS_EF_BYTES=%llu; dropping the "
+          "least recently used buffer's residual (it starts again from zero)",
+          static_cast<unsigned long long>(cap_));
     warned_ = true;
     bytes_ -= victim.state->values.count() * sizeof(float);
     index_.erase(victim.key);

@@ -1,51 +1,29 @@
 // What every NCCL entry point of libnccl.so.2 is made of: the export macro that defines ncclX and
-// its pncclX twin, the exception guard of the C ABI, and conversions to the native API.
+// its pncclX twin, the exception guard of the C ABI (base/c_abi_guard.h), and conversions to the
+// native API.
 #pragma once
 
 #include <cstring>
-#include <exception>
-#include <new>
 #include <string>
+#include <utility>
 
+#include "base/c_abi_guard.h"
+#include "base/error.h"
 #include "deepcomm/deepcomm.h"
 #include "deepcomm/nccl.h"
-#include "base/error.h"
 
 // Defines the exported function `name` and exports `pname` as an alias of it. As in NVIDIA's
 // library, ncclX is weak so that a profiler can interpose it and still reach pncclX.
-#define DEEPCOMM_NCCL_API(ret, name, ...)                                         \
+#define DEEPCOMM_NCCL_API(ret, name, ...)                                                   \
   extern "C" __attribute__((visibility("default"), alias(#name))) ret p##name(__VA_ARGS__); \
   extern "C" __attribute__((visibility("default"), weak)) ret name(__VA_ARGS__)
 
 namespace dc::nccl {
 
-// Records the message for ncclGetLastError; never throws (it runs inside catch handlers).
-inline void record_error(const char* message) noexcept {
-  try {
-    set_last_error(message);
-  } catch (...) {
-    // Out of memory while storing the message: the result code still reports the failure.
-  }
-}
-
-// Runs the body of an API function; no exception crosses the C ABI.
+// Runs the body of an API function under the C-ABI guard (base/c_abi_guard.h).
 template <typename Body>
 ncclResult_t guarded(Body&& body) noexcept {
-  try {
-    return body();
-  } catch (const Error& e) {
-    record_error(e.what());
-    return static_cast<ncclResult_t>(e.code());
-  } catch (const std::bad_alloc&) {
-    record_error("DeepComm: out of memory");
-    return ncclSystemError;
-  } catch (const std::exception& e) {
-    record_error(e.what());
-    return ncclInternalError;
-  } catch (...) {
-    record_error("DeepComm: unknown internal error");
-    return ncclInternalError;
-  }
+  return guard_c_abi<ncclResult_t>(std::forward<Body>(body));
 }
 
 inline ncclResult_t to_nccl(dcResult_t result) { return static_cast<ncclResult_t>(result); }
@@ -58,8 +36,7 @@ inline dcRedOp_t to_dc(ncclRedOp_t op) { return static_cast<dcRedOp_t>(op); }
 // Output pointers that this layer fills itself must be checked here, not by the native API.
 inline void require_output(const void* pointer, const char* function, const char* argument) {
   if (pointer == nullptr) {
-    fail(dcInvalidArgument,
-         std::string("DeepComm: ") + function + ": " + argument + " must not be NULL");
+    fail(dcInvalidArgument, std::string("DeepComm: ") + function + ": " + argument + " must not be NULL");
   }
 }
 

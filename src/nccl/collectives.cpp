@@ -9,13 +9,11 @@ using dc::nccl::to_dc;
 using dc::nccl::to_nccl;
 
 DEEPCOMM_NCCL_API(ncclResult_t, ncclAllReduce, const void* sendbuff, void* recvbuff, size_t count,
-                  ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
-                  cudaStream_t /*stream*/) {
+                  ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm, cudaStream_t /*stream*/) {
   return guarded([&] {
     require_host_memory(sendbuff);
     require_host_memory(recvbuff);
-    return to_nccl(dcAllReduce(sendbuff, recvbuff, count, to_dc(datatype), to_dc(op), to_dc(comm),
-                               nullptr));
+    return to_nccl(dcAllReduce(sendbuff, recvbuff, count, to_dc(datatype), to_dc(op), to_dc(comm), nullptr));
   });
 }
 
@@ -24,50 +22,43 @@ DEEPCOMM_NCCL_API(ncclResult_t, ncclBroadcast, const void* sendbuff, void* recvb
   return guarded([&] {
     require_host_memory(sendbuff);
     require_host_memory(recvbuff);
-    return to_nccl(dcBroadcast(sendbuff, recvbuff, count, to_dc(datatype), root, to_dc(comm),
-                               nullptr));
+    return to_nccl(dcBroadcast(sendbuff, recvbuff, count, to_dc(datatype), root, to_dc(comm), nullptr));
   });
 }
 
 // The older in-place form of ncclBroadcast.
-DEEPCOMM_NCCL_API(ncclResult_t, ncclBcast, void* buff, size_t count, ncclDataType_t datatype,
-                  int root, ncclComm_t comm, cudaStream_t /*stream*/) {
+DEEPCOMM_NCCL_API(ncclResult_t, ncclBcast, void* buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
+                  cudaStream_t /*stream*/) {
   return guarded([&] {
     require_host_memory(buff);
     return to_nccl(dcBroadcast(buff, buff, count, to_dc(datatype), root, to_dc(comm), nullptr));
   });
 }
 
-DEEPCOMM_NCCL_API(ncclResult_t, ncclReduce, const void* sendbuff, void* recvbuff, size_t count,
-                  ncclDataType_t datatype, ncclRedOp_t op, int root, ncclComm_t comm,
-                  cudaStream_t /*stream*/) {
+DEEPCOMM_NCCL_API(ncclResult_t, ncclReduce, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
+                  ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t /*stream*/) {
   return guarded([&] {
     require_host_memory(sendbuff);
     require_host_memory(recvbuff);
-    return to_nccl(dcReduce(sendbuff, recvbuff, count, to_dc(datatype), to_dc(op), root,
-                            to_dc(comm), nullptr));
+    return to_nccl(dcReduce(sendbuff, recvbuff, count, to_dc(datatype), to_dc(op), root, to_dc(comm), nullptr));
   });
 }
 
-DEEPCOMM_NCCL_API(ncclResult_t, ncclAllGather, const void* sendbuff, void* recvbuff,
-                  size_t sendcount, ncclDataType_t datatype, ncclComm_t comm,
-                  cudaStream_t /*stream*/) {
+DEEPCOMM_NCCL_API(ncclResult_t, ncclAllGather, const void* sendbuff, void* recvbuff, size_t sendcount,
+                  ncclDataType_t datatype, ncclComm_t comm, cudaStream_t /*stream*/) {
   return guarded([&] {
     require_host_memory(sendbuff);
     require_host_memory(recvbuff);
-    return to_nccl(
-        dcAllGather(sendbuff, recvbuff, sendcount, to_dc(datatype), to_dc(comm), nullptr));
+    return to_nccl(dcAllGather(sendbuff, recvbuff, sendcount, to_dc(datatype), to_dc(comm), nullptr));
   });
 }
 
-DEEPCOMM_NCCL_API(ncclResult_t, ncclReduceScatter, const void* sendbuff, void* recvbuff,
-                  size_t recvcount, ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
-                  cudaStream_t /*stream*/) {
+DEEPCOMM_NCCL_API(ncclResult_t, ncclReduceScatter, const void* sendbuff, void* recvbuff, size_t recvcount,
+                  ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm, cudaStream_t /*stream*/) {
   return guarded([&] {
     require_host_memory(sendbuff);
     require_host_memory(recvbuff);
-    return to_nccl(dcReduceScatter(sendbuff, recvbuff, recvcount, to_dc(datatype), to_dc(op),
-                                   to_dc(comm), nullptr));
+    return to_nccl(dcReduceScatter(sendbuff, recvbuff, recvcount, to_dc(datatype), to_dc(op), to_dc(comm), nullptr));
   });
 }
 
@@ -80,13 +71,12 @@ DEEPCOMM_NCCL_API(ncclResult_t, ncclAlltoAll, const void* sendbuff, void* recvbu
   });
 }
 
-DEEPCOMM_NCCL_API(ncclResult_t, ncclGather, const void* sendbuff, void* recvbuff, size_t count,
-                  ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t /*stream*/) {
+DEEPCOMM_NCCL_API(ncclResult_t, ncclGather, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
+                  int root, ncclComm_t comm, cudaStream_t /*stream*/) {
   return guarded([&] {
     require_host_memory(sendbuff);
     require_host_memory(recvbuff);
-    return to_nccl(
-        dcGather(sendbuff, recvbuff, count, to_dc(datatype), root, to_dc(comm), nullptr));
+    return to_nccl(dcGather(sendbuff, recvbuff, count, to_dc(datatype), root, to_dc(comm), nullptr));
   });
 }
 
@@ -95,21 +85,20 @@ DEEPCOMM_NCCL_API(ncclResult_t, ncclScatter, const void* sendbuff, void* recvbuf
   return guarded([&] {
     require_host_memory(sendbuff);
     require_host_memory(recvbuff);
-    return to_nccl(
-        dcScatter(sendbuff, recvbuff, count, to_dc(datatype), root, to_dc(comm), nullptr));
+    return to_nccl(dcScatter(sendbuff, recvbuff, count, to_dc(datatype), root, to_dc(comm), nullptr));
   });
 }
 
-DEEPCOMM_NCCL_API(ncclResult_t, ncclSend, const void* sendbuff, size_t count,
-                  ncclDataType_t datatype, int peer, ncclComm_t comm, cudaStream_t /*stream*/) {
+DEEPCOMM_NCCL_API(ncclResult_t, ncclSend, const void* sendbuff, size_t count, ncclDataType_t datatype, int peer,
+                  ncclComm_t comm, cudaStream_t /*stream*/) {
   return guarded([&] {
     require_host_memory(sendbuff);
     return to_nccl(dcSend(sendbuff, count, to_dc(datatype), peer, to_dc(comm), nullptr));
   });
 }
 
-DEEPCOMM_NCCL_API(ncclResult_t, ncclRecv, void* recvbuff, size_t count, ncclDataType_t datatype,
-                  int peer, ncclComm_t comm, cudaStream_t /*stream*/) {
+DEEPCOMM_NCCL_API(ncclResult_t, ncclRecv, void* recvbuff, size_t count, ncclDataType_t datatype, int peer,
+                  ncclComm_t comm, cudaStream_t /*stream*/) {
   return guarded([&] {
     require_host_memory(recvbuff);
     return to_nccl(dcRecv(recvbuff, count, to_dc(datatype), peer, to_dc(comm), nullptr));

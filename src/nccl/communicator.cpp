@@ -5,6 +5,7 @@
 
 #include "src/nccl/api.h"
 #include "src/nccl/comm_config.h"
+#include "src/nccl/window_registry.h"
 
 using dc::nccl::guarded;
 using dc::nccl::require_output;
@@ -13,8 +14,8 @@ using dc::nccl::to_nccl;
 
 namespace {
 
-ncclResult_t init_rank(ncclComm_t* comm, int nranks, const ncclUniqueId& id, int rank,
-                       const dcConfig_t& config, const char* function) {
+ncclResult_t init_rank(ncclComm_t* comm, int nranks, const ncclUniqueId& id, int rank, const dcConfig_t& config,
+                       const char* function) {
   require_output(comm, function, "comm");
   const dcUniqueId native_id = to_dc(id);
   dcComm_t native = nullptr;
@@ -33,44 +34,41 @@ void check_device_list(const int* devlist, int ndev) {
                                       "] = " + std::to_string(devlist[i]) + " is not a device");
     }
     if (!seen.insert(devlist[i]).second) {
-      dc::fail(dcInvalidArgument, "DeepComm: ncclCommInitAll: device " +
-                                      std::to_string(devlist[i]) + " is listed twice");
+      dc::fail(dcInvalidArgument,
+               "DeepComm: ncclCommInitAll: device " + std::to_string(devlist[i]) + " is listed twice");
     }
   }
 }
 
 }  // namespace
 
-DEEPCOMM_NCCL_API(ncclResult_t, ncclCommInitRank, ncclComm_t* comm, int nranks,
-                  ncclUniqueId commId, int rank) {
-  return guarded([&] {
-    return init_rank(comm, nranks, commId, rank, dc::nccl::default_comm_config(),
-                     "ncclCommInitRank");
-  });
+DEEPCOMM_NCCL_API(ncclResult_t, ncclCommInitRank, ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank) {
+  return guarded(
+      [&] { return init_rank(comm, nranks, commId, rank, dc::nccl::default_comm_config(), "ncclCommInitRank"); });
 }
 
 // config == NULL means all defaults, as in NCCL.
-DEEPCOMM_NCCL_API(ncclResult_t, ncclCommInitRankConfig, ncclComm_t* comm, int nranks,
-                  ncclUniqueId commId, int rank, ncclConfig_t* config) {
+DEEPCOMM_NCCL_API(ncclResult_t, ncclCommInitRankConfig, ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank,
+                  ncclConfig_t* config) {
   return guarded([&] {
-    const dcConfig_t native = config != nullptr ? dc::nccl::comm_config_from_nccl(*config)
-                                                : dc::nccl::default_comm_config();
+    const dcConfig_t native =
+        config != nullptr ? dc::nccl::comm_config_from_nccl(*config) : dc::nccl::default_comm_config();
     return init_rank(comm, nranks, commId, rank, native, "ncclCommInitRankConfig");
   });
 }
 
 // Ranks spread over nId rendezvous roots; commIds is the same array on every rank.
-DEEPCOMM_NCCL_API(ncclResult_t, ncclCommInitRankScalable, ncclComm_t* newcomm, int nranks, int myrank,
-                  int nId, ncclUniqueId* commIds, ncclConfig_t* config) {
+DEEPCOMM_NCCL_API(ncclResult_t, ncclCommInitRankScalable, ncclComm_t* newcomm, int nranks, int myrank, int nId,
+                  ncclUniqueId* commIds, ncclConfig_t* config) {
   return guarded([&] {
     require_output(newcomm, "ncclCommInitRankScalable", "newcomm");
     if (commIds == nullptr) dc::fail(dcInvalidArgument, "DeepComm: ncclCommInitRankScalable: commIds is NULL");
-    const dcConfig_t native = config != nullptr ? dc::nccl::comm_config_from_nccl(*config)
-                                                : dc::nccl::default_comm_config();
+    const dcConfig_t native =
+        config != nullptr ? dc::nccl::comm_config_from_nccl(*config) : dc::nccl::default_comm_config();
     static_assert(sizeof(ncclUniqueId) == sizeof(dcUniqueId), "the ids are the same bytes");
     dcComm_t comm = nullptr;
-    const dcResult_t result = dcCommInitRankScalable(&comm, nranks, myrank, nId,
-                                                     reinterpret_cast<const dcUniqueId*>(commIds), &native);
+    const dcResult_t result =
+        dcCommInitRankScalable(&comm, nranks, myrank, nId, reinterpret_cast<const dcUniqueId*>(commIds), &native);
     if (result == dcSuccess || result == dcInProgress) *newcomm = to_nccl(comm);
     return to_nccl(result);
   });
@@ -81,8 +79,7 @@ DEEPCOMM_NCCL_API(ncclResult_t, ncclCommInitAll, ncclComm_t* comm, int ndev, con
   return guarded([&] {
     require_output(comm, "ncclCommInitAll", "comm");
     if (ndev < 1) {
-      dc::fail(dcInvalidArgument,
-               "DeepComm: ncclCommInitAll: ndev must be at least 1, not " + std::to_string(ndev));
+      dc::fail(dcInvalidArgument, "DeepComm: ncclCommInitAll: ndev must be at least 1, not " + std::to_string(ndev));
     }
     if (devlist != nullptr) check_device_list(devlist, ndev);
     std::vector<dcComm_t> native(static_cast<size_t>(ndev), nullptr);
@@ -95,15 +92,15 @@ DEEPCOMM_NCCL_API(ncclResult_t, ncclCommInitAll, ncclComm_t* comm, int ndev, con
 }
 
 // color NCCL_SPLIT_NOCOLOR gives *newcomm = NULL; config == NULL inherits the parent's options.
-DEEPCOMM_NCCL_API(ncclResult_t, ncclCommSplit, ncclComm_t comm, int color, int key,
-                  ncclComm_t* newcomm, ncclConfig_t* config) {
+DEEPCOMM_NCCL_API(ncclResult_t, ncclCommSplit, ncclComm_t comm, int color, int key, ncclComm_t* newcomm,
+                  ncclConfig_t* config) {
   return guarded([&] {
     require_output(newcomm, "ncclCommSplit", "newcomm");
     dcConfig_t native_config;
     if (config != nullptr) native_config = dc::nccl::comm_config_from_nccl(*config);
     dcComm_t native = nullptr;
-    const dcResult_t result = dcCommSplit(to_dc(comm), color, key, &native,
-                                          config != nullptr ? &native_config : nullptr);
+    const dcResult_t result =
+        dcCommSplit(to_dc(comm), color, key, &native, config != nullptr ? &native_config : nullptr);
     if (result == dcSuccess || result == dcInProgress) *newcomm = to_nccl(native);
     return to_nccl(result);
   });
@@ -114,14 +111,24 @@ DEEPCOMM_NCCL_API(ncclResult_t, ncclCommFinalize, ncclComm_t comm) {
 }
 
 // Destroying NULL is a no-op that succeeds, as in NCCL.
+namespace {
+
+// A destroyed or aborted communicator takes its windows with it.
+ncclResult_t forgetting_windows(ncclComm_t comm, dcResult_t result) {
+  if (result == dcSuccess || result == dcInProgress) dc::nccl::forget_windows_of(comm);
+  return to_nccl(result);
+}
+
+}  // namespace
+
 DEEPCOMM_NCCL_API(ncclResult_t, ncclCommDestroy, ncclComm_t comm) {
-  return guarded([&] { return comm == nullptr ? ncclSuccess : to_nccl(dcCommDestroy(to_dc(comm))); });
+  return guarded([&] { return comm == nullptr ? ncclSuccess : forgetting_windows(comm, dcCommDestroy(to_dc(comm))); });
 }
 
 // Fails every pending operation (a call blocked in another thread returns within a second), tells
 // the other ranks, and frees the communicator. Aborting NULL succeeds, as in NCCL.
 DEEPCOMM_NCCL_API(ncclResult_t, ncclCommAbort, ncclComm_t comm) {
-  return guarded([&] { return comm == nullptr ? ncclSuccess : to_nccl(dcCommAbort(to_dc(comm))); });
+  return guarded([&] { return comm == nullptr ? ncclSuccess : forgetting_windows(comm, dcCommAbort(to_dc(comm))); });
 }
 
 // Pending and later operations fail on every rank; shrink, split and destroy still work.
@@ -134,8 +141,8 @@ DEEPCOMM_NCCL_API(ncclResult_t, ncclCommRevoke, ncclComm_t comm, int revokeFlags
 }
 
 // The ranks of comm not excluded, on comm's connections: works after a rank died, with no root.
-DEEPCOMM_NCCL_API(ncclResult_t, ncclCommShrink, ncclComm_t comm, int* excludeRanksList,
-                  int excludeRanksCount, ncclComm_t* newcomm, ncclConfig_t* config, int shrinkFlags) {
+DEEPCOMM_NCCL_API(ncclResult_t, ncclCommShrink, ncclComm_t comm, int* excludeRanksList, int excludeRanksCount,
+                  ncclComm_t* newcomm, ncclConfig_t* config, int shrinkFlags) {
   return guarded([&] {
     require_output(newcomm, "ncclCommShrink", "newcomm");
     if (shrinkFlags != NCCL_SHRINK_DEFAULT && shrinkFlags != NCCL_SHRINK_ABORT)
@@ -143,10 +150,9 @@ DEEPCOMM_NCCL_API(ncclResult_t, ncclCommShrink, ncclComm_t comm, int* excludeRan
     dcConfig_t native_config;
     if (config != nullptr) native_config = dc::nccl::comm_config_from_nccl(*config);
     dcComm_t native = nullptr;
-    const dcResult_t result =
-        dcCommShrink(to_dc(comm), excludeRanksList, excludeRanksCount, &native,
-                     config != nullptr ? &native_config : nullptr,
-                     shrinkFlags == NCCL_SHRINK_ABORT ? DC_SHRINK_ABORT : DC_SHRINK_DEFAULT);
+    const dcResult_t result = dcCommShrink(to_dc(comm), excludeRanksList, excludeRanksCount, &native,
+                                           config != nullptr ? &native_config : nullptr,
+                                           shrinkFlags == NCCL_SHRINK_ABORT ? DC_SHRINK_ABORT : DC_SHRINK_DEFAULT);
     if (result == dcSuccess) *newcomm = to_nccl(native);
     return to_nccl(result);
   });
@@ -190,22 +196,27 @@ DEEPCOMM_NCCL_API(ncclResult_t, ncclCommDeregister, const ncclComm_t comm, void*
   return guarded([&] { return to_nccl(dcCommDeregister(to_dc(comm), handle)); });
 }
 
-DEEPCOMM_NCCL_API(ncclResult_t, ncclCommWindowRegister, ncclComm_t comm, void* buff, size_t size,
-                  ncclWindow_t* win, int winFlags) {
+DEEPCOMM_NCCL_API(ncclResult_t, ncclCommWindowRegister, ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win,
+                  int winFlags) {
   return guarded([&] {
     require_output(win, "ncclCommWindowRegister", "win");
     if (winFlags != NCCL_WIN_DEFAULT && winFlags != NCCL_WIN_COLL_SYMMETRIC)
       dc::fail(dcInvalidArgument, "DeepComm: ncclCommWindowRegister: unknown winFlags " + std::to_string(winFlags));
     dcWindow_t native = nullptr;
-    const dcResult_t result = dcCommWindowRegister(to_dc(comm), buff, size, &native,
-                                                   winFlags == NCCL_WIN_COLL_SYMMETRIC ? 1 : 0);
-    if (result == dcSuccess) *win = reinterpret_cast<ncclWindow_t>(native);
+    const dcResult_t result =
+        dcCommWindowRegister(to_dc(comm), buff, size, &native, winFlags == NCCL_WIN_COLL_SYMMETRIC ? 1 : 0);
+    if (result == dcSuccess) {
+      *win = reinterpret_cast<ncclWindow_t>(native);
+      dc::nccl::remember_window(*win, {comm, buff, size});
+    }
     return to_nccl(result);
   });
 }
 
 DEEPCOMM_NCCL_API(ncclResult_t, ncclCommWindowDeregister, ncclComm_t comm, ncclWindow_t win) {
   return guarded([&] {
-    return to_nccl(dcCommWindowDeregister(to_dc(comm), reinterpret_cast<dcWindow_t>(win)));
+    const dcResult_t result = dcCommWindowDeregister(to_dc(comm), reinterpret_cast<dcWindow_t>(win));
+    if (result == dcSuccess) dc::nccl::forget_window(win);
+    return to_nccl(result);
   });
 }

@@ -27,6 +27,8 @@ DEEPCOMM_NCCL_API(ncclResult_t, ncclGetUniqueId, ncclUniqueId* uniqueId) {
 }
 
 DEEPCOMM_NCCL_API(const char*, ncclGetErrorString, ncclResult_t result) {
+  // ncclTimeout (2.30) has no native counterpart yet.
+  if (result == ncclTimeout) return "timeout";
   return dcGetErrorString(static_cast<dcResult_t>(result));
 }
 

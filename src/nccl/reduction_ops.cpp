@@ -9,8 +9,8 @@ using dc::nccl::to_nccl;
 
 // The scalar is read now (host-immediate). Device-resident scalars are read while the collective
 // runs, which needs the GPU path.
-DEEPCOMM_NCCL_API(ncclResult_t, ncclRedOpCreatePreMulSum, ncclRedOp_t* op, void* scalar,
-                  ncclDataType_t datatype, ncclScalarResidence_t residence, ncclComm_t comm) {
+DEEPCOMM_NCCL_API(ncclResult_t, ncclRedOpCreatePreMulSum, ncclRedOp_t* op, void* scalar, ncclDataType_t datatype,
+                  ncclScalarResidence_t residence, ncclComm_t comm) {
   return guarded([&] {
     require_output(op, "ncclRedOpCreatePreMulSum", "op");
     if (residence == ncclScalarDevice) {

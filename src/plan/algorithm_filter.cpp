@@ -33,7 +33,6 @@ std::vector<std::string> split(const std::string& text, char separator) {
   }
 }
 
-
 // The DeepComm algorithms one NCCL name stands for; nothing for a name DeepComm has no match of.
 std::optional<std::vector<std::string>> nccl_meaning(const std::string& name) {
   if (name == "ring") return std::vector<std::string>{"ring", "pipeline"};
@@ -42,17 +41,18 @@ std::optional<std::vector<std::string>> nccl_meaning(const std::string& name) {
 }
 
 bool is_nccl_name(const std::string& name) {
-  static const std::set<std::string> known = {"ring", "tree", "nvls", "nvlstree", "collnetdirect",
-                                              "collnetchain", "pat"};
+  static const std::set<std::string> known = {"ring",          "tree",         "nvls", "nvlstree",
+                                              "collnetdirect", "collnetchain", "pat"};
   return known.count(name) > 0;
 }
 
 // Parses entries; `meaning` maps one (lower-case) name to DeepComm names, or returns nothing for a
 // name the caller ignores (after saying so itself).
 template <class Meaning>
-std::vector<std::pair<int, std::pair<bool, std::set<std::string>>>> parse_entries(
-    const std::string& variable, const std::string& text, Meaning meaning,
-    std::vector<std::string>* warnings) {
+std::vector<std::pair<int, std::pair<bool, std::set<std::string>>>> parse_entries(const std::string& variable,
+                                                                                  const std::string& text,
+                                                                                  Meaning meaning,
+                                                                                  std::vector<std::string>* warnings) {
   std::vector<std::pair<int, std::pair<bool, std::set<std::string>>>> entries;
   for (std::string entry : split(text, ';')) {
     if (entry.empty()) continue;
@@ -95,17 +95,16 @@ std::vector<std::pair<int, std::pair<bool, std::set<std::string>>>> parse_entrie
 
 int collective_by_name(const std::string& name) {
   static const std::map<std::string, dcCollective_t> names = {
-      {"allreduce", dcCollAllReduce},   {"allgather", dcCollAllGather}, {"reducescatter", dcCollReduceScatter},
-      {"broadcast", dcCollBroadcast},   {"reduce", dcCollReduce},       {"alltoall", dcCollAlltoAll},
-      {"gather", dcCollGather},         {"scatter", dcCollScatter}};
+      {"allreduce", dcCollAllReduce}, {"allgather", dcCollAllGather}, {"reducescatter", dcCollReduceScatter},
+      {"broadcast", dcCollBroadcast}, {"reduce", dcCollReduce},       {"alltoall", dcCollAlltoAll},
+      {"gather", dcCollGather},       {"scatter", dcCollScatter}};
   auto it = names.find(name);
   return it == names.end() ? -1 : it->second;
 }
 
 const std::vector<std::string>& algorithm_names() {
-  static const std::vector<std::string> names = {"ring",     "direct",       "tree",          "dbtree",
-                                                 "hierarchical", "pipeline", "pairwise", "twophase",
-                                                 "sparsegather", "hiercompressed"};
+  static const std::vector<std::string> names = {"ring",     "direct",   "tree",     "dbtree",       "hierarchical",
+                                                 "pipeline", "pairwise", "twophase", "sparsegather", "hiercompressed"};
   return names;
 }
 
@@ -130,10 +129,10 @@ AlgorithmFilter AlgorithmFilter::parse_nccl(const std::string& text, std::vector
   auto meaning = [&](const std::string& name, const std::string& raw) -> std::optional<std::vector<std::string>> {
     std::optional<std::vector<std::string>> meant = nccl_meaning(name);
     if (!meant) {
-      warnings->push_back("NCCL_ALGO: " +
-                          (is_nccl_name(name) ? "DeepComm has no " + raw + " algorithm"
-                                              : "\"" + raw + "\" is not an NCCL algorithm") +
-                          "; ignored");
+      warnings->push_back(
+          "NCCL_ALGO: " +
+          (is_nccl_name(name) ? "DeepComm has no " + raw + " algorithm" : "\"" + raw + "\" is not an NCCL algorithm") +
+          "; ignored");
     }
     return meant;
   };

@@ -102,8 +102,8 @@ uint32_t BuildSpace::new_length_slot() { return plan->length_slots++; }
 uint32_t BuildSpace::tag(uint64_t phase, uint64_t chunks_per_phase, uint64_t chunk) const {
   const uint32_t local = make_tag(phase, chunks_per_phase, chunk);
   if (tag_span != 0 && local >= tag_span)
-    fail(dcInvalidArgument, "plan phase needs more than " + std::to_string(tag_span) +
-                                " message tags; use a larger chunk size");
+    fail(dcInvalidArgument,
+         "plan phase needs more than " + std::to_string(tag_span) + " message tags; use a larger chunk size");
   return tag_base + local;
 }
 

@@ -59,8 +59,8 @@ struct BuildSpace {
   uint64_t count = 0;        // the collective's count for the generator (as PlanRequest::count)
   int root = -1;             // member index of the root (rooted collectives)
   uint32_t tag_base = 0;
-  uint32_t tag_span = 0;     // tags used: [tag_base, tag_base + tag_span); 0 = up to 2^32
-  bool finalize = true;      // its reduction finishes the operation (avg divides here)
+  uint32_t tag_span = 0;  // tags used: [tag_base, tag_base + tag_span); 0 = up to 2^32
+  bool finalize = true;   // its reduction finishes the operation (avg divides here)
   PhaseTracker* tracker = nullptr;
   uint64_t scratch_base = 0;
   // The n segments the all-reduce halves cut the region into (ring: segment k+1 ends at member k;
@@ -119,8 +119,7 @@ struct TagSlot {
 
 // Builds one phase of a composed plan through `build`, recording it in plan.phases.
 template <class Build>
-void build_phase(BuildSpace space, TagSlot tags, const std::string& name, const std::string& algorithm,
-                 Build build) {
+void build_phase(BuildSpace space, TagSlot tags, const std::string& name, const std::string& algorithm, Build build) {
   Plan& plan = *space.plan;
   const uint32_t first = static_cast<uint32_t>(plan.steps.size());
   space.tag_span = static_cast<uint32_t>((uint64_t{1} << 32) / tags.slots);

@@ -18,8 +18,7 @@ void build_sparse_allgather_allreduce(BuildSpace& sp) {
   const int n = sp.n();
   const bool ef = sp.request->compression->error_feedback;
   const Message own = new_message(sp, sp.count);
-  const uint32_t encoded =
-      sp.add(encode(sp.input(0), ef ? std::optional<BufRef>(sp.residual(0)) : std::nullopt, own));
+  const uint32_t encoded = sp.add(encode(sp.input(0), ef ? std::optional<BufRef>(sp.residual(0)) : std::nullopt, own));
   const GatheredMessages all = ring_gather_messages(sp, 0, std::vector<uint64_t>(n, sp.count), own, encoded);
   // In place, the first decode overwrites the input the encode read.
   std::optional<uint32_t> last = encoded;

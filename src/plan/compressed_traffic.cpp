@@ -59,8 +59,8 @@ Traffic twophase_allreduce_traffic(const PlanRequest& q, const std::vector<int>&
     for (int j = 0; j < n; ++j) t.transfer(members[j], members[k], block_message[k]);
     // Encodes: n-1 blocks for their owners and the own sum; decodes: n-1 blocks into the sum, and
     // every block once, overwriting.
-    t.memory(members[k], encode_work(q, n * block) + (n - 1) * decode_work(q, block, false) +
-                             n * decode_work(q, block, true));
+    t.memory(members[k],
+             encode_work(q, n * block) + (n - 1) * decode_work(q, block, false) + n * decode_work(q, block, true));
   }
   ring_gather(t, members, block_message);
   t.hops(n, members.front(), members.back());

@@ -56,9 +56,7 @@ void Traffic::host_link(int host, int tier, double out, double in) {
 
 void Traffic::message_ends(int host, double count) { loads_.push_back({key(kCpu, 0, host, 0), count}); }
 
-void Traffic::memory(int rank, double bytes) {
-  loads_.push_back({key(kMemory, 0, view_->host_of(rank), rank), bytes});
-}
+void Traffic::memory(int rank, double bytes) { loads_.push_back({key(kMemory, 0, view_->host_of(rank), rank), bytes}); }
 
 void Traffic::add(const Traffic& phase) {
   loads_.insert(loads_.end(), phase.loads_.begin(), phase.loads_.end());
@@ -156,7 +154,8 @@ double plan_time_seconds(const Plan& plan, const PlanRequest& request) {
     if (transfer) {
       const LinkTier& tier = view.tier_between(plan.rank, s.peer);
       const bool through_memory = view.same_host(plan.rank, s.peer) && view.shared_memory();
-      seconds = tier.latency_s + (through_memory ? 2 * bytes / view.rank_memory_bandwidth() : bytes / tier.bandwidth_Bps);
+      seconds =
+          tier.latency_s + (through_memory ? 2 * bytes / view.rank_memory_bandwidth() : bytes / tier.bandwidth_Bps);
       if (s.kind == StepKind::RecvDecode) seconds += 3 * elements / view.rank_memory_bandwidth();
     }
     finish[i] = start + seconds;

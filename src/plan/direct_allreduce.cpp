@@ -19,9 +19,7 @@ namespace {
 
 Range block(const BuildSpace& sp, int k) { return sp.segment(wrap(k, sp.n())); }
 
-uint64_t chunks_per_block(const BuildSpace& sp) {
-  return chunk_count(sp.longest_segment(), sp.chunk_elems());
-}
+uint64_t chunks_per_block(const BuildSpace& sp) { return chunk_count(sp.longest_segment(), sp.chunk_elems()); }
 
 // The order in which block k's chunks are sent to its owner and summed there: as the ring they
 // feed next consumes them (BuildSpace::feeds_ring_member), else in order.
@@ -40,8 +38,8 @@ std::vector<std::vector<uint32_t>> scatter(BuildSpace& sp) {
     const std::vector<Range> chunks = split_chunks(block(sp, k).count, chunk);
     scattered[k].resize(chunks.size());
     for (size_t j : feed_order(sp, block(sp, k))) {
-      scattered[k][j] = sp.add(send(sp.peer(k), sp.tag(0, per_block, j), sp.input(block(sp, k).offset + chunks[j].offset),
-                                    chunks[j].count));
+      scattered[k][j] = sp.add(
+          send(sp.peer(k), sp.tag(0, per_block, j), sp.input(block(sp, k).offset + chunks[j].offset), chunks[j].count));
     }
   }
   return scattered;

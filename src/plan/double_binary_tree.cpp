@@ -57,9 +57,9 @@ void build_half(BuildSpace& sp, const Tree& tree, int index, Range half, uint64_
     std::optional<uint32_t> partial;
     for (int child : tree.children[r]) {
       const BufRef operand = partial ? sp.output(at) : sp.input(at);
-      partial = sp.add(recv_reduce(sp.peer(child), sp.tag(up_phase, per_phase, j), operand, sp.output(at),
-                                   sp.scratch(at), count),
-                       after(partial));
+      partial = sp.add(
+          recv_reduce(sp.peer(child), sp.tag(up_phase, per_phase, j), operand, sp.output(at), sp.scratch(at), count),
+          after(partial));
     }
     uint32_t have;
     if (r == tree.root) {
@@ -67,8 +67,8 @@ void build_half(BuildSpace& sp, const Tree& tree, int index, Range half, uint64_
       have = sp.add_finalize(sp.output(at), count, after(partial)).value_or(*partial);
     } else {
       const BufRef src = partial ? sp.output(at) : sp.input(at);
-      const uint32_t up = sp.add(send(sp.peer(tree.parent[r]), sp.tag(up_phase, per_phase, j), src, count),
-                                 after(partial));
+      const uint32_t up =
+          sp.add(send(sp.peer(tree.parent[r]), sp.tag(up_phase, per_phase, j), src, count), after(partial));
       // The result overwrites what was sent up.
       have = sp.add(recv(sp.peer(tree.parent[r]), sp.tag(down_phase, per_phase, j), sp.output(at), count), {up});
     }

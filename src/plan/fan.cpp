@@ -6,8 +6,7 @@ namespace dc {
 
 using namespace plan_build;
 
-Staging::Staging(BuildSpace& space, uint64_t slots, uint64_t slot_elems)
-    : slot_elems_(slot_elems), last_(slots) {
+Staging::Staging(BuildSpace& space, uint64_t slots, uint64_t slot_elems) : slot_elems_(slot_elems), last_(slots) {
   space.reserve_scratch(slots * slot_elems);
   base_ = space.scratch_base;
 }
@@ -20,8 +19,8 @@ BufRef Staging::take(std::vector<uint32_t>& deps) {
 
 void Staging::used_by(uint32_t step) { last_[next_++ % last_.size()] = step; }
 
-std::vector<uint32_t> fan_in(BuildSpace& sp, int to, const std::vector<int>& from, BufRef own, BufRef dst,
-                             BufRef src, uint64_t count, FanTags tags, Staging* staging) {
+std::vector<uint32_t> fan_in(BuildSpace& sp, int to, const std::vector<int>& from, BufRef own, BufRef dst, BufRef src,
+                             uint64_t count, FanTags tags, Staging* staging) {
   const int me = sp.self;
   const uint64_t chunk = sp.chunk_elems();
   std::vector<uint32_t> finished;

@@ -39,8 +39,8 @@ struct FanTags {
 // from its own operand `own` (dst = own op from[0] op from[1] ...). The senders send from `src`.
 // `own`, `dst` and `staging` are read only on `to`, `src` only on a sender. Returns, on `to`, the
 // step that finished each chunk (empty when `from` is empty), and nothing elsewhere.
-std::vector<uint32_t> fan_in(BuildSpace& sp, int to, const std::vector<int>& from, BufRef own, BufRef dst,
-                             BufRef src, uint64_t count, FanTags tags, Staging* staging);
+std::vector<uint32_t> fan_in(BuildSpace& sp, int to, const std::vector<int>& from, BufRef own, BufRef dst, BufRef src,
+                             uint64_t count, FanTags tags, Staging* staging);
 
 // Member `from` sends `count` elements at src to each member of `to`, which receive them at dst.
 void fan_out(BuildSpace& sp, int from, const std::vector<int>& to, BufRef src, BufRef dst, uint64_t count,

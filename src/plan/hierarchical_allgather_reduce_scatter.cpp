@@ -96,15 +96,15 @@ void build_hierarchical_reduce_scatter(BuildSpace& sp) {
   sp.tracker = &tracker;
 
   build_phase(sp, {0, 2}, "reduce-scatter in host", "direct", [&](BuildSpace& space) {
-                if (r == 1) return;
-                const uint64_t folds = static_cast<uint64_t>(held + 1) * per * (r - 1);
-                Staging staging(space, staging_slots(folds, r - 1), std::min(chunk, c));
-                for (int d = 0; d < n; ++d) {
-                  const int holder = L.holder(my_host, d);
-                  fan_in(space, holder, others(host, holder), block(d), host_sum(d, r), block(d), c,
-                         {static_cast<uint64_t>(d), per}, &staging);
-                }
-              });
+    if (r == 1) return;
+    const uint64_t folds = static_cast<uint64_t>(held + 1) * per * (r - 1);
+    Staging staging(space, staging_slots(folds, r - 1), std::min(chunk, c));
+    for (int d = 0; d < n; ++d) {
+      const int holder = L.holder(my_host, d);
+      fan_in(space, holder, others(host, holder), block(d), host_sum(d, r), block(d), c,
+             {static_cast<uint64_t>(d), per}, &staging);
+    }
+  });
   build_phase(sp, {1, 2}, "reduce-scatter between hosts", "direct", [&](BuildSpace& space) {
     std::vector<int> senders;
     for (int h = 0; h < L.nhosts(); ++h)
@@ -117,8 +117,8 @@ void build_hierarchical_reduce_scatter(BuildSpace& sp) {
       for (int h = 0; h < L.nhosts(); ++h)
         if (h != dh) from.push_back(L.holder(h, d));
       const int own_size = static_cast<int>(L.hosts[dh].size());
-      const std::vector<uint32_t> done = fan_in(space, d, from, host_sum(d, own_size), space.output(0),
-                                                host_sum(d, r), c, {static_cast<uint64_t>(d), per}, &staging);
+      const std::vector<uint32_t> done = fan_in(space, d, from, host_sum(d, own_size), space.output(0), host_sum(d, r),
+                                                c, {static_cast<uint64_t>(d), per}, &staging);
       if (d != me) continue;
       for (size_t j = 0; j < done.size(); ++j) {
         const uint64_t at = j * chunk;

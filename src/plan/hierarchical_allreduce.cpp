@@ -261,8 +261,8 @@ void build_level(BuildSpace sp, const Shape& shape, size_t l, uint32_t slot, uin
   }
 
   if (r > 1)
-    build_phase(local, {slot + 1 + static_cast<uint32_t>(K) * inner_slots, slots}, std::string("all-gather") + level_name,
-                direct ? "direct" : "ring",
+    build_phase(local, {slot + 1 + static_cast<uint32_t>(K) * inner_slots, slots},
+                std::string("all-gather") + level_name, direct ? "direct" : "ring",
                 direct ? build_direct_allreduce_gather_half : build_ring_allreduce_gather_half);
 }
 

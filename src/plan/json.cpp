@@ -48,8 +48,7 @@ std::string number(double seconds) {
 }
 
 std::string place(const BufRef& ref) {
-  return std::string("{\"buf\":\"") + buf_name(ref.buf) + "\",\"offset\":" +
-         std::to_string(ref.offset) + "}";
+  return std::string("{\"buf\":\"") + buf_name(ref.buf) + "\",\"offset\":" + std::to_string(ref.offset) + "}";
 }
 
 std::string step_json(const Plan& plan, const Step& step) {
@@ -61,8 +60,8 @@ std::string step_json(const Plan& plan, const Step& step) {
                        k == StepKind::Reduce || k == StepKind::Encode || k == StepKind::SendMessage ||
                        k == StepKind::Decode;
   const bool has_dst = k != StepKind::Send && k != StepKind::SendMessage;
-  const bool has_aux = k == StepKind::RecvReduce || k == StepKind::Reduce || k == StepKind::RecvDecode ||
-                       (k == StepKind::Encode && ef);
+  const bool has_aux =
+      k == StepKind::RecvReduce || k == StepKind::Reduce || k == StepKind::RecvDecode || (k == StepKind::Encode && ef);
 
   std::string out = std::string("{\"kind\":\"") + step_kind_name(step.kind) + "\"";
   if (transfer) {
@@ -74,7 +73,8 @@ std::string step_json(const Plan& plan, const Step& step) {
   if (has_aux) out += ",\"aux\":" + place(step.aux);
   if (message) out += ",\"bytes\":" + std::to_string(step.bytes);
   if (message && k != StepKind::RecvDecode) out += ",\"slot\":" + std::to_string(step.slot);
-  if (k == StepKind::Decode || k == StepKind::RecvDecode) out += std::string(",\"overwrite\":") + (step.overwrite ? "true" : "false");
+  if (k == StepKind::Decode || k == StepKind::RecvDecode)
+    out += std::string(",\"overwrite\":") + (step.overwrite ? "true" : "false");
   out += ",\"deps\":[";
   for (uint32_t i = 0; i < step.dep_count; ++i) {
     if (i != 0) out += ",";
@@ -95,8 +95,7 @@ std::string plan_to_json(const Plan& plan) {
   out += ",\"count\":" + std::to_string(plan.count);
   out += std::string(",\"in_place\":") + (plan.in_place ? "true" : "false");
   out += ",\"sizes\":{\"input\":" + std::to_string(plan.sizes.input) +
-         ",\"output\":" + std::to_string(plan.sizes.output) +
-         ",\"scratch\":" + std::to_string(plan.sizes.scratch);
+         ",\"output\":" + std::to_string(plan.sizes.output) + ",\"scratch\":" + std::to_string(plan.sizes.scratch);
   if (plan.compression)
     out += ",\"bytes\":" + std::to_string(plan.sizes.bytes) + ",\"residual\":" + std::to_string(plan.sizes.residual);
   out += "}";

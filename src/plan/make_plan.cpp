@@ -12,8 +12,8 @@ namespace dc {
 namespace {
 
 bool is_rooted(dcCollective_t c) {
-  return c == dcCollBroadcast || c == dcCollReduce || c == dcCollGather || c == dcCollScatter ||
-         c == dcCollSend || c == dcCollRecv;
+  return c == dcCollBroadcast || c == dcCollReduce || c == dcCollGather || c == dcCollScatter || c == dcCollSend ||
+         c == dcCollRecv;
 }
 
 void validate(const PlanRequest& request) {
@@ -22,22 +22,20 @@ void validate(const PlanRequest& request) {
     fail(dcInvalidArgument, "plan: unknown collective " + std::to_string(request.collective));
   }
   if (request.nranks < 1) {
-    fail(dcInvalidArgument, what + "nranks must be at least 1, got " +
-                                std::to_string(request.nranks));
+    fail(dcInvalidArgument, what + "nranks must be at least 1, got " + std::to_string(request.nranks));
   }
   if (request.rank < 0 || request.rank >= request.nranks) {
-    fail(dcInvalidArgument, what + "rank " + std::to_string(request.rank) + " is outside [0, " +
-                                std::to_string(request.nranks) + ")");
+    fail(dcInvalidArgument,
+         what + "rank " + std::to_string(request.rank) + " is outside [0, " + std::to_string(request.nranks) + ")");
   }
   if (is_rooted(request.collective) && (request.root < 0 || request.root >= request.nranks)) {
-    const char* role = (request.collective == dcCollSend || request.collective == dcCollRecv)
-                           ? "peer "
-                           : "root ";
-    fail(dcInvalidArgument, what + role + std::to_string(request.root) + " is outside [0, " +
-                                std::to_string(request.nranks) + ")");
+    const char* role = (request.collective == dcCollSend || request.collective == dcCollRecv) ? "peer " : "root ";
+    fail(dcInvalidArgument,
+         what + role + std::to_string(request.root) + " is outside [0, " + std::to_string(request.nranks) + ")");
   }
   if (request.elem_size == 0) fail(dcInvalidArgument, what + "element size must not be 0");
-  if (request.compression && (request.collective != dcCollAllReduce || (request.elem_size != 2 && request.elem_size != 4)))
+  if (request.compression &&
+      (request.collective != dcCollAllReduce || (request.elem_size != 2 && request.elem_size != 4)))
     fail(dcInvalidArgument, what + "compression applies to all-reduces of 16- and 32-bit floats only");
   if (request.chunk_bytes == 0) fail(dcInvalidArgument, what + "chunk size must not be 0");
   if (request.cluster && request.cluster->nranks() != request.nranks) {
@@ -114,13 +112,22 @@ Plan make_plan(const PlanRequest& asked) {
 }
 
 PlanRequest::Key PlanRequest::key() const {
-  return Key{collective, nranks, rank, root, count, elem_size, in_place, algorithms.canonical(),
-             cluster ? cluster->hash() : 0, chunk_bytes, tree_threshold_bytes,
+  return Key{collective,
+             nranks,
+             rank,
+             root,
+             count,
+             elem_size,
+             in_place,
+             algorithms.canonical(),
+             cluster ? cluster->hash() : 0,
+             chunk_bytes,
+             tree_threshold_bytes,
              compression ? compression->to_string() : std::string()};
 }
 
-PlanRequest make_request(const CommView& comm, dcCollective_t collective, uint64_t count, size_t elem_size,
-                         int root, bool in_place, const std::optional<compression::Spec>& compression) {
+PlanRequest make_request(const CommView& comm, dcCollective_t collective, uint64_t count, size_t elem_size, int root,
+                         bool in_place, const std::optional<compression::Spec>& compression) {
   PlanRequest r;
   r.collective = collective;
   r.nranks = comm.nranks;

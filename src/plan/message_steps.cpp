@@ -81,7 +81,8 @@ GatheredMessages ring_gather_messages(BuildSpace& sp, uint64_t phase, const std:
   for (int s = 0; s + 1 < n; ++s) {
     const int forwarded = wrap(r - s, n), received = wrap(r - 1 - s, n);
     const uint32_t tag = sp.tag(phase + s, 1, 0);
-    if (counts[forwarded] > 0) sp.add(send_message(sp.peer(r + 1), tag, g.message[forwarded]), after(g.ready[forwarded]));
+    if (counts[forwarded] > 0)
+      sp.add(send_message(sp.peer(r + 1), tag, g.message[forwarded]), after(g.ready[forwarded]));
     if (counts[received] > 0) {
       g.message[received] = new_message(sp, counts[received]);
       g.ready[received] = sp.add(recv_message(sp.peer(r - 1), tag, g.message[received]));

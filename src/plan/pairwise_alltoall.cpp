@@ -30,7 +30,8 @@ void build_pairwise_alltoall(BuildSpace& sp) {
     sp.reserve_scratch(static_cast<uint64_t>(n - 1) * count);
     for (int i = 1; i < n; ++i) {
       for (const Range& c : chunks) {
-        saved[i].push_back(sp.add(copy(sp.input(block(r + i) + c.offset), sp.scratch(saved_at(i) + c.offset), c.count)));
+        saved[i].push_back(
+            sp.add(copy(sp.input(block(r + i) + c.offset), sp.scratch(saved_at(i) + c.offset), c.count)));
       }
     }
   }

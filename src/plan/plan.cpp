@@ -6,16 +6,14 @@
 
 namespace dc {
 
-uint32_t Plan::add(Step step, std::initializer_list<uint32_t> after) {
-  return add(step, std::vector<uint32_t>(after));
-}
+uint32_t Plan::add(Step step, std::initializer_list<uint32_t> after) { return add(step, std::vector<uint32_t>(after)); }
 
 uint32_t Plan::add(Step step, const std::vector<uint32_t>& after) {
   const auto index = static_cast<uint32_t>(steps.size());
   for (uint32_t dep : after) {
     if (dep >= index) {
-      fail(dcInternalError, "plan step " + std::to_string(index) + " depends on step " +
-                                std::to_string(dep) + ", which is not an earlier step");
+      fail(dcInternalError, "plan step " + std::to_string(index) + " depends on step " + std::to_string(dep) +
+                                ", which is not an earlier step");
     }
   }
   step.dep_begin = static_cast<uint32_t>(deps.size());
@@ -47,9 +45,7 @@ std::vector<StepAccess> step_accesses(const Step& s, bool error_feedback) {
   return {};
 }
 
-bool is_transfer(StepKind k) {
-  return k == StepKind::Send || k == StepKind::SendMessage || is_receive(k);
-}
+bool is_transfer(StepKind k) { return k == StepKind::Send || k == StepKind::SendMessage || is_receive(k); }
 
 bool is_receive(StepKind k) {
   return k == StepKind::Recv || k == StepKind::RecvReduce || k == StepKind::RecvMessage || k == StepKind::RecvDecode;

@@ -52,12 +52,12 @@ struct BufRef {
 
 struct Step {
   StepKind kind = StepKind::Copy;
-  int32_t peer = -1;    // Send/Recv/RecvReduce: comm rank of the peer
-  uint32_t tag = 0;     // Send/Recv/RecvReduce: matches the peer's step with the same tag
-  uint64_t count = 0;   // elements
-  BufRef src;           // Send, RecvReduce (local operand), Copy, Reduce
-  BufRef dst;           // Recv, RecvReduce, Copy, Reduce, Finalize
-  BufRef aux;           // RecvReduce: staging for received data; Reduce: second operand
+  int32_t peer = -1;       // Send/Recv/RecvReduce: comm rank of the peer
+  uint32_t tag = 0;        // Send/Recv/RecvReduce: matches the peer's step with the same tag
+  uint64_t count = 0;      // elements
+  BufRef src;              // Send, RecvReduce (local operand), Copy, Reduce
+  BufRef dst;              // Recv, RecvReduce, Copy, Reduce, Finalize
+  BufRef aux;              // RecvReduce: staging for received data; Reduce: second operand
   uint32_t dep_begin = 0;  // deps[dep_begin, dep_begin + dep_count) must complete first
   uint32_t dep_count = 0;
   uint64_t bytes = 0;      // Encode, RecvMessage, RecvDecode: the message's capacity
@@ -77,8 +77,8 @@ struct BufferSizes {
 // A composed plan is phases built by generators over subgroups (e.g. intra-host reduce-scatter,
 // inter-host all-reduce, intra-host all-gather): steps [first_step, end_step) belong to the phase.
 struct PlanPhase {
-  std::string name;       // "reduce-scatter", "all-reduce", ...
-  std::string algorithm;  // the generator that built it
+  std::string name;          // "reduce-scatter", "all-reduce", ...
+  std::string algorithm;     // the generator that built it
   std::vector<int> members;  // comm ranks taking part, in the generator's order
   uint32_t first_step = 0;
   uint32_t end_step = 0;
@@ -89,13 +89,13 @@ struct Plan {
   std::string algorithm;  // "ring", "tree", "pipeline", "pairwise", "direct", "hierarchical", ...
   int nranks = 1;
   int rank = 0;
-  int root = -1;        // rooted collectives; peer for send/recv
-  uint64_t count = 0;   // the API's count argument
+  int root = -1;       // rooted collectives; peer for send/recv
+  uint64_t count = 0;  // the API's count argument
   bool in_place = false;
   BufferSizes sizes;
   std::vector<Step> steps;
   std::vector<uint32_t> deps;
-  std::vector<PlanPhase> phases;  // empty: one phase over every rank
+  std::vector<PlanPhase> phases;                 // empty: one phase over every rank
   std::optional<compression::Spec> compression;  // compressed plans: what Encode steps do
   uint32_t length_slots = 0;                     // run-time message lengths the steps use
   // The selector's choice: the cost model's time for this plan, and the next cheapest candidate.
@@ -165,9 +165,8 @@ struct CommView {
 
 // The one place a request is made: the communicator's view plus one operation's shape (and, for
 // a compressed all-reduce, its spec).
-PlanRequest make_request(const CommView& comm, dcCollective_t collective, uint64_t count, size_t elem_size,
-                         int root, bool in_place,
-                         const std::optional<compression::Spec>& compression = std::nullopt);
+PlanRequest make_request(const CommView& comm, dcCollective_t collective, uint64_t count, size_t elem_size, int root,
+                         bool in_place, const std::optional<compression::Spec>& compression = std::nullopt);
 
 // Builds the plan for one rank. Throws dc::Error(dcInvalidArgument) on an impossible request.
 Plan make_plan(const PlanRequest& request);

@@ -118,9 +118,8 @@ std::vector<size_t> ring_feed_order(uint64_t count, uint64_t chunk, int member, 
 uint32_t make_tag(uint64_t phase, uint64_t chunks_per_phase, uint64_t chunk) {
   const uint64_t limit = std::numeric_limits<uint32_t>::max();
   if (chunk > limit || (chunks_per_phase != 0 && phase > (limit - chunk) / chunks_per_phase)) {
-    fail(dcInvalidArgument,
-         "plan needs more than 2^32 message tags (" + std::to_string(chunks_per_phase) +
-             " chunks per phase); use a larger chunk size");
+    fail(dcInvalidArgument, "plan needs more than 2^32 message tags (" + std::to_string(chunks_per_phase) +
+                                " chunks per phase); use a larger chunk size");
   }
   return static_cast<uint32_t>(phase * chunks_per_phase + chunk);
 }

@@ -36,8 +36,8 @@ void build_ring_allgather(BuildSpace& space) {
     }
     for (size_t j = 0; j < chunks.size(); ++j) {
       const Range& c = chunks[j];
-      received[j] = sp.add(recv(sp.peer(r - 1), sp.tag(s, per_step, j), sp.output(block(r - s - 1) + c.offset),
-                                c.count));
+      received[j] =
+          sp.add(recv(sp.peer(r - 1), sp.tag(s, per_step, j), sp.output(block(r - s - 1) + c.offset), c.count));
     }
   }
 }

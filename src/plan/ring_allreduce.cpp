@@ -64,8 +64,8 @@ void reduce_scatter_half(BuildSpace& sp, RingState& st) {
       const uint64_t slot = j % slots;
       std::vector<uint32_t> deps = after(staged[slot]);
       if (st.produced[j] && (!staged[slot] || *st.produced[j] != *staged[slot])) deps.push_back(*st.produced[j]);
-      const uint32_t step = sp.add(recv_reduce(sp.peer(r - 1), sp.tag(s, per_step, j), sp.input(at),
-                                               sp.output(at), sp.scratch(slot * chunk), c.count),
+      const uint32_t step = sp.add(recv_reduce(sp.peer(r - 1), sp.tag(s, per_step, j), sp.input(at), sp.output(at),
+                                               sp.scratch(slot * chunk), c.count),
                                    deps);
       staged[slot] = st.produced[j] = step;
     }
@@ -90,9 +90,8 @@ void all_gather_half(BuildSpace& sp, RingState& st, uint64_t phase0) {
       // Segment r-s was sent in reduce-scatter step s (from Output, or from Input when in place).
       std::vector<uint32_t> deps;
       if (!st.scatter_sends.empty()) deps.push_back(st.scatter_sends[s][j]);
-      st.produced[j] = sp.add(recv(sp.peer(r - 1), sp.tag(phase, per_step, j),
-                                   sp.output(in_seg.offset + c.offset), c.count),
-                              deps);
+      st.produced[j] =
+          sp.add(recv(sp.peer(r - 1), sp.tag(phase, per_step, j), sp.output(in_seg.offset + c.offset), c.count), deps);
     }
   }
 }

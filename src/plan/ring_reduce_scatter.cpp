@@ -36,8 +36,7 @@ void build_ring_reduce_scatter(BuildSpace& space) {
     for (size_t j = 0; j < chunks.size(); ++j) {
       const Range& c = chunks[j];
       const uint32_t tag = sp.tag(s, per_step, j);
-      const BufRef src =
-          s == 0 ? sp.input(block(r - 1) + c.offset) : sp.scratch(partial_at(s - 1) + c.offset);
+      const BufRef src = s == 0 ? sp.input(block(r - 1) + c.offset) : sp.scratch(partial_at(s - 1) + c.offset);
       sent[j] = sp.add(send(sp.peer(r + 1), tag, src, c.count), after(produced[j]));
     }
     const bool last = s + 2 == n;
@@ -47,9 +46,8 @@ void build_ring_reduce_scatter(BuildSpace& space) {
       std::vector<uint32_t> deps = after(produced[j]);
       if (!last && slot_read[j]) deps.push_back(*slot_read[j]);
       const BufRef dst = last ? sp.output(c.offset) : sp.scratch(partial_at(s) + c.offset);
-      produced[j] = sp.add(recv_reduce(sp.peer(r - 1), sp.tag(s, per_step, j),
-                                       sp.input(block(r - s - 2) + c.offset), dst,
-                                       sp.scratch(c.offset), c.count),
+      produced[j] = sp.add(recv_reduce(sp.peer(r - 1), sp.tag(s, per_step, j), sp.input(block(r - s - 2) + c.offset),
+                                       dst, sp.scratch(c.offset), c.count),
                            deps);
     }
   }

@@ -7,11 +7,12 @@
 #include <cstdlib>
 #include <thread>
 
+#include "base/error.h"
 #include "src/core/bootstrap.h"
 #include "src/core/bootstrap/unique_id_layout.h"
-#include "base/error.h"
 #include "tests/bootstrap/blobs.h"
 #include "tests/bootstrap/child_process.h"
+#include "tests/support/test_port.h"
 
 namespace dc {
 namespace {
@@ -34,8 +35,8 @@ std::vector<Outcome> run_thread_ranks(const dcUniqueId& id, const std::vector<in
   for (size_t i = 0; i < ranks.size(); ++i)
     threads.emplace_back([&, i] {
       try {
-        outcomes[i].blobs = bootstrap_allgather(id, ranks[i], nranks_of[i],
-                                                blob_of(ranks[i], nranks_of[i]), timeout_ms);
+        outcomes[i].blobs =
+            bootstrap_allgather(id, ranks[i], nranks_of[i], blob_of(ranks[i], nranks_of[i]), timeout_ms);
       } catch (const Error& e) {
         outcomes[i].code = e.code();
         outcomes[i].message = e.what();
@@ -45,8 +46,7 @@ std::vector<Outcome> run_thread_ranks(const dcUniqueId& id, const std::vector<in
   return outcomes;
 }
 
-std::vector<Outcome> run_all_ranks_as_threads(const dcUniqueId& id, int nranks,
-                                              int timeout_ms = kTimeoutMs) {
+std::vector<Outcome> run_all_ranks_as_threads(const dcUniqueId& id, int nranks, int timeout_ms = kTimeoutMs) {
   std::vector<int> ranks, sizes(nranks, nranks);
   for (int r = 0; r < nranks; ++r) ranks.push_back(r);
   return run_thread_ranks(id, ranks, sizes, timeout_ms);
@@ -150,7 +150,7 @@ bool refused(const boost::asio::ip::tcp::endpoint& endpoint) {
 }
 
 TEST_F(NcclCommId, RankZeroHostsTheRootAtThatAddress) {
-  const int port = test::free_port();
+  const int port = test::reserved_port();
   const std::string comm_id = "127.0.0.1:" + std::to_string(port);
   setenv("NCCL_COMM_ID", comm_id.c_str(), 1);
   dcUniqueId id, again;
@@ -163,8 +163,7 @@ TEST_F(NcclCommId, RankZeroHostsTheRootAtThatAddress) {
   EXPECT_EQ(0, std::memcmp(id.internal, again.internal, DC_UNIQUE_ID_BYTES));
   EXPECT_TRUE(refused(root.endpoint));
   // Rank 0 last, so that the others wait for its root; twice, so the port is reused.
-  for (int round = 0; round < 2; ++round)
-    expect_all_good(run_thread_ranks(id, {2, 1, 0}, {3, 3, 3}, kTimeoutMs), 3);
+  for (int round = 0; round < 2; ++round) expect_all_good(run_thread_ranks(id, {2, 1, 0}, {3, 3, 3}, kTimeoutMs), 3);
 }
 
 TEST_F(NcclCommId, Ipv6Loopback) {
@@ -184,7 +183,7 @@ TEST_F(NcclCommId, Ipv6Loopback) {
 }
 
 TEST_F(NcclCommId, RootUnreachableWithinDeadline) {
-  setenv("NCCL_COMM_ID", ("127.0.0.1:" + std::to_string(test::free_port())).c_str(), 1);
+  setenv("NCCL_COMM_ID", ("127.0.0.1:" + std::to_string(test::reserved_port())).c_str(), 1);
   dcUniqueId id;
   make_unique_id(&id);
   auto start = std::chrono::steady_clock::now();
@@ -206,8 +205,7 @@ TEST(AllgatherFailure, TimeoutNamesHowManyJoined) {
   for (const auto& o : outcomes) {
     EXPECT_EQ(o.code, dcSystemError);
     EXPECT_NE(o.message.find("timed out"), std::string::npos) << o.message;
-    EXPECT_NE(o.message.find("2 of 3 ranks joined (missing ranks: 2)"), std::string::npos)
-        << o.message;
+    EXPECT_NE(o.message.find("2 of 3 ranks joined (missing ranks: 2)"), std::string::npos) << o.message;
   }
 }
 
@@ -218,14 +216,11 @@ TEST(AllgatherFailure, RootDeadlineTellsTheRanksThatJoined) {
   unsetenv("DEEPCOMM_BOOTSTRAP_TIMEOUT");
   auto outcomes = run_thread_ranks(id, {1}, {2}, 5000);
   EXPECT_EQ(outcomes[0].code, dcSystemError);
-  EXPECT_NE(outcomes[0].message.find("deadline of 300 ms"), std::string::npos)
-      << outcomes[0].message;
-  EXPECT_NE(outcomes[0].message.find("1 of 2 ranks joined"), std::string::npos)
-      << outcomes[0].message;
+  EXPECT_NE(outcomes[0].message.find("deadline of 300 ms"), std::string::npos) << outcomes[0].message;
+  EXPECT_NE(outcomes[0].message.find("1 of 2 ranks joined"), std::string::npos) << outcomes[0].message;
 }
 
-void expect_all_fail(const std::vector<Outcome>& outcomes, dcResult_t code,
-                     const std::string& text) {
+void expect_all_fail(const std::vector<Outcome>& outcomes, dcResult_t code, const std::string& text) {
   for (const auto& o : outcomes) {
     EXPECT_EQ(o.code, code) << o.message;
     EXPECT_NE(o.message.find(text), std::string::npos) << o.message;
@@ -235,8 +230,7 @@ void expect_all_fail(const std::vector<Outcome>& outcomes, dcResult_t code,
 TEST(AllgatherFailure, InconsistentNranks) {
   dcUniqueId id;
   make_unique_id(&id);
-  expect_all_fail(run_thread_ranks(id, {0, 1}, {2, 3}, kTimeoutMs), dcInvalidUsage,
-                  "inconsistent nranks");
+  expect_all_fail(run_thread_ranks(id, {0, 1}, {2, 3}, kTimeoutMs), dcInvalidUsage, "inconsistent nranks");
 }
 
 // The first claim of a rank stands: the second is turned away and the rendezvous completes.

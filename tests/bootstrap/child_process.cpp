@@ -1,10 +1,7 @@
 #include "tests/bootstrap/child_process.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -92,19 +89,6 @@ ProgramResult run_program(const std::vector<std::string>& argv, int timeout_ms,
   close(pipe_fds[0]);
   result.wait_status = wait_child(pid, remaining_ms(deadline));
   return result;
-}
-
-int free_port() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof address;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
-      getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0)
-    throw std::runtime_error("cannot find a free port");
-  close(fd);
-  return ntohs(address.sin_port);
 }
 
 }  // namespace dc::test

@@ -24,7 +24,4 @@ struct ProgramResult {
 ProgramResult run_program(const std::vector<std::string>& argv, int timeout_ms,
                           const std::vector<std::string>& extra_env = {});
 
-// A TCP port on 127.0.0.1 that nobody listened on a moment ago.
-int free_port();
-
 }  // namespace dc::test

@@ -4,11 +4,12 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "base/error.h"
 #include "src/core/bootstrap.h"
 #include "src/core/bootstrap/unique_id_layout.h"
-#include "base/error.h"
 #include "tests/bootstrap/blobs.h"
 #include "tests/bootstrap/child_process.h"
+#include "tests/support/test_port.h"
 
 namespace dc {
 namespace {
@@ -17,9 +18,9 @@ constexpr int kTimeoutMs = 10000;
 
 // Launcher variables are set only in forked children, which start from none of them.
 void clear_launcher_environment() {
-  for (const char* name : {"DEEPCOMM_RANK", "DEEPCOMM_NRANKS", "DEEPCOMM_UNIQUE_ID", "PMIX_RANK",
-                           "PMIX_NAMESPACE", "RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
-                           "NCCL_COMM_ID", "TORCHELASTIC_RUN_ID", "TORCHELASTIC_RESTART_COUNT"})
+  for (const char* name :
+       {"DEEPCOMM_RANK", "DEEPCOMM_NRANKS", "DEEPCOMM_UNIQUE_ID", "PMIX_RANK", "PMIX_NAMESPACE", "RANK", "WORLD_SIZE",
+        "MASTER_ADDR", "MASTER_PORT", "NCCL_COMM_ID", "TORCHELASTIC_RUN_ID", "TORCHELASTIC_RESTART_COUNT"})
     unsetenv(name);
 }
 
@@ -30,8 +31,7 @@ int check(bool ok, const char* what) {
 
 void expect_success(pid_t pid) {
   int status = test::wait_child(pid, kTimeoutMs + 5000);
-  EXPECT_TRUE(status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0)
-      << "wait status " << status;
+  EXPECT_TRUE(status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0) << "wait status " << status;
 }
 
 TEST(LaunchInfo, FromDeepCommRunVariables) {
@@ -59,9 +59,8 @@ TEST(LaunchInfo, IncompleteOrBadDeepCommRunVariables) {
       launch_info_from_env(kTimeoutMs);
       ++failures;
     } catch (const Error& e) {
-      failures +=
-          check(e.code() == dcInvalidUsage, "code") |
-          check(std::strstr(e.what(), "DEEPCOMM_UNIQUE_ID") != nullptr, "names the missing one");
+      failures += check(e.code() == dcInvalidUsage, "code") |
+                  check(std::strstr(e.what(), "DEEPCOMM_UNIQUE_ID") != nullptr, "names the missing one");
     }
     setenv("DEEPCOMM_NRANKS", "1", 1);
     setenv("DEEPCOMM_UNIQUE_ID", std::string(256, '0').c_str(), 1);  // no magic
@@ -69,9 +68,8 @@ TEST(LaunchInfo, IncompleteOrBadDeepCommRunVariables) {
       launch_info_from_env(kTimeoutMs);
       ++failures;
     } catch (const Error& e) {
-      failures +=
-          check(e.code() == dcInvalidUsage, "bad id code") |
-          check(std::strstr(e.what(), "not a DeepComm unique id") != nullptr, "bad id text");
+      failures += check(e.code() == dcInvalidUsage, "bad id code") |
+                  check(std::strstr(e.what(), "not a DeepComm unique id") != nullptr, "bad id text");
     }
     return failures;
   }));
@@ -86,9 +84,7 @@ TEST(LaunchInfo, NothingFoundSaysWhatWasLookedFor) {
     } catch (const Error& e) {
       return check(e.code() == dcInvalidUsage, "code") |
              check(std::strstr(e.what(), "DEEPCOMM_RANK") != nullptr, "deepcomm-run named") |
-             check(std::strstr(e.what(), "PMIX") != nullptr ||
-                       std::strstr(e.what(), "PMIx") != nullptr,
-                   "PMIx named") |
+             check(std::strstr(e.what(), "PMIX") != nullptr || std::strstr(e.what(), "PMIx") != nullptr, "PMIx named") |
              check(std::strstr(e.what(), "MASTER_ADDR") != nullptr, "torchrun named");
     }
   }));
@@ -96,7 +92,7 @@ TEST(LaunchInfo, NothingFoundSaysWhatWasLookedFor) {
 
 // Two torchrun-style ranks find each other; rank 0 hosts the root on MASTER_PORT + 1.
 TEST(LaunchInfo, TorchrunRanksMeet) {
-  const int root_port = test::free_port();
+  const int root_port = test::reserved_port();
   std::vector<pid_t> pids;
   for (int rank = 0; rank < 2; ++rank)
     pids.push_back(test::fork_child([&, rank] {
@@ -108,11 +104,10 @@ TEST(LaunchInfo, TorchrunRanksMeet) {
       LaunchInfo info = launch_info_from_env(kTimeoutMs);
       RootAddress root = decode_root_address(info.id);
       int bad = check(info.source == "torchrun", "source") | check(info.rank == rank, "rank") |
-                check(info.nranks == 2, "nranks") |
-                check(root.hosted_by_rank0, "hosted by rank 0") |
+                check(info.nranks == 2, "nranks") | check(root.hosted_by_rank0, "hosted by rank 0") |
                 check(root.endpoint.port() == root_port, "MASTER_PORT + 1");
-      auto blobs = bootstrap_allgather(info.id, info.rank, info.nranks,
-                                       test::blob_of(info.rank, info.nranks), kTimeoutMs);
+      auto blobs =
+          bootstrap_allgather(info.id, info.rank, info.nranks, test::blob_of(info.rank, info.nranks), kTimeoutMs);
       return bad | check(test::first_wrong_blob(blobs, 2) < 0, "blobs");
     }));
   for (pid_t pid : pids) expect_success(pid);

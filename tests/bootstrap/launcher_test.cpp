@@ -18,14 +18,12 @@ int exit_code(const test::ProgramResult& r) {
 }
 
 TEST(Launcher, FourRanksFindEachOther) {
-  auto r = test::run_program({DEEPCOMM_RUN, "-n", "4", LAUNCH_PROBE, "--expect-source",
-                              "deepcomm-run", "--expect-nranks", "4"},
-                             kDeadlineMs);
+  auto r = test::run_program(
+      {DEEPCOMM_RUN, "-n", "4", LAUNCH_PROBE, "--expect-source", "deepcomm-run", "--expect-nranks", "4"}, kDeadlineMs);
   EXPECT_EQ(exit_code(r), 0) << r.output;
   for (int rank = 0; rank < 4; ++rank)
-    EXPECT_NE(
-        r.output.find("probe rank " + std::to_string(rank) + " of 4 (deepcomm-run): got all 4"),
-        std::string::npos)
+    EXPECT_NE(r.output.find("probe rank " + std::to_string(rank) + " of 4 (deepcomm-run): got all 4"),
+              std::string::npos)
         << r.output;
 }
 
@@ -33,9 +31,8 @@ TEST(Launcher, FailingRankIsNamedAndOthersAreStopped) {
   auto start = std::chrono::steady_clock::now();
   // Rank 2 exits 3 before joining, so the others wait in the bootstrap until the launcher stops
   // them.
-  auto r = test::run_program({DEEPCOMM_RUN, "-n", "4", "--grace", "1", LAUNCH_PROBE, "--fail-rank",
-                              "2", "--exit-code", "3"},
-                             kDeadlineMs);
+  auto r = test::run_program(
+      {DEEPCOMM_RUN, "-n", "4", "--grace", "1", LAUNCH_PROBE, "--fail-rank", "2", "--exit-code", "3"}, kDeadlineMs);
   EXPECT_EQ(exit_code(r), 3) << r.output;
   EXPECT_NE(r.output.find("rank 2 (pid"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("exited with status 3"), std::string::npos) << r.output;
@@ -43,8 +40,7 @@ TEST(Launcher, FailingRankIsNamedAndOthersAreStopped) {
 }
 
 TEST(Launcher, TimeoutStopsTheJob) {
-  auto r = test::run_program({DEEPCOMM_RUN, "-n", "2", "--timeout", "1", "/bin/sleep", "30"},
-                             kDeadlineMs);
+  auto r = test::run_program({DEEPCOMM_RUN, "-n", "2", "--timeout", "1", "/bin/sleep", "30"}, kDeadlineMs);
   EXPECT_EQ(exit_code(r), 124) << r.output;
   EXPECT_NE(r.output.find("timeout of 1 s"), std::string::npos) << r.output;
 }
@@ -69,8 +65,7 @@ TEST(Launcher, BadCommandLines) {
   EXPECT_EQ(exit_code(test::run_program({DEEPCOMM_RUN, "-n", "2"}, kDeadlineMs)), 2);
   auto missing = test::run_program({DEEPCOMM_RUN, "-n", "2", "/no/such/program"}, kDeadlineMs);
   EXPECT_EQ(exit_code(missing), 127) << missing.output;
-  EXPECT_NE(missing.output.find("cannot execute /no/such/program"), std::string::npos)
-      << missing.output;
+  EXPECT_NE(missing.output.find("cannot execute /no/such/program"), std::string::npos) << missing.output;
 }
 
 }  // namespace

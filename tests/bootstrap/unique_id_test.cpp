@@ -4,11 +4,11 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "base/error.h"
+#include "base/net_interface.h"
 #include "src/core/bootstrap.h"
 #include "src/core/bootstrap/host_port.h"
-#include "base/net_interface.h"
 #include "src/core/bootstrap/unique_id_layout.h"
-#include "base/error.h"
 
 namespace dc {
 namespace {
@@ -50,8 +50,7 @@ TEST(UniqueId, BadMagicIsInvalidArgument) {
     FAIL() << "zero id accepted";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), dcInvalidArgument);
-    EXPECT_NE(std::string(e.what()).find("not a DeepComm unique id"), std::string::npos)
-        << e.what();
+    EXPECT_NE(std::string(e.what()).find("not a DeepComm unique id"), std::string::npos) << e.what();
   }
   try {
     bootstrap_allgather(zero, 0, 1, "x", 1000);

@@ -35,8 +35,9 @@ int main(int argc, char** argv) {
     data[count] = std::chrono::steady_clock::now() < until ? 1.f : 0.f;
     const auto started = std::chrono::steady_clock::now();
     const dcResult_t result = dcAllReduce(data.data(), data.data(), count + 1, dcFloat32, dcSum, comm, nullptr);
-    const auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                            std::chrono::system_clock::now().time_since_epoch()).count();
+    const auto now_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+            .count();
     const auto call_ms =
         std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count();
     if (result != dcSuccess) {

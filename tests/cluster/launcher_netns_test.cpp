@@ -19,31 +19,24 @@ int exit_code(const test::ProgramResult& r) {
 
 TEST(LauncherNetns, MissingNamespaceIsNamed) {
   auto start = std::chrono::steady_clock::now();
-  auto r = test::run_program({DEEPCOMM_RUN, "-n", "2", "--netns", "dc-no-such-netns-0,x",
-                              "/bin/true"},
-                             kDeadlineMs);
+  auto r = test::run_program({DEEPCOMM_RUN, "-n", "2", "--netns", "dc-no-such-netns-0,x", "/bin/true"}, kDeadlineMs);
   EXPECT_EQ(exit_code(r), 1) << r.output;
-  EXPECT_NE(r.output.find("no network namespace dc-no-such-netns-0"), std::string::npos)
-      << r.output;
+  EXPECT_NE(r.output.find("no network namespace dc-no-such-netns-0"), std::string::npos) << r.output;
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(3));
 }
 
 TEST(LauncherNetns, FileThatIsNoNamespaceIsRefused) {
-  auto r = test::run_program({DEEPCOMM_RUN, "-n", "1", "--netns", "/etc/hostname", "/bin/true"},
-                             kDeadlineMs);
+  auto r = test::run_program({DEEPCOMM_RUN, "-n", "1", "--netns", "/etc/hostname", "/bin/true"}, kDeadlineMs);
   EXPECT_EQ(exit_code(r), 1) << r.output;
-  EXPECT_NE(r.output.find("/etc/hostname is not a network namespace"), std::string::npos)
-      << r.output;
+  EXPECT_NE(r.output.find("/etc/hostname is not a network namespace"), std::string::npos) << r.output;
 }
 
 // Entering even one's own namespace needs CAP_SYS_ADMIN: as root the launcher runs as nobody.
 TEST(LauncherNetns, WithoutRightsTheMessageSaysRoot) {
-  std::vector<std::string> argv = {DEEPCOMM_RUN, "-n", "1", "--netns", "/proc/self/ns/net",
-                                   "/bin/true"};
+  std::vector<std::string> argv = {DEEPCOMM_RUN, "-n", "1", "--netns", "/proc/self/ns/net", "/bin/true"};
   if (geteuid() == 0) {
     if (access("/usr/bin/setpriv", X_OK) != 0) GTEST_SKIP() << "no /usr/bin/setpriv to drop root";
-    argv.insert(argv.begin(), {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534",
-                               "--clear-groups"});
+    argv.insert(argv.begin(), {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"});
   }
   auto r = test::run_program(argv, kDeadlineMs);
   if (r.output.find("Permission denied") != std::string::npos)

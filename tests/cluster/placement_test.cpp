@@ -10,8 +10,7 @@
 namespace dc::launcher {
 namespace {
 
-std::optional<std::vector<int>> counts(int nranks, int nhosts, std::vector<int> requested,
-                                       std::string* error) {
+std::optional<std::vector<int>> counts(int nranks, int nhosts, std::vector<int> requested, std::string* error) {
   return ranks_per_host(nranks, nhosts, requested, error);
 }
 
@@ -74,12 +73,11 @@ TEST(PlacementOptions, NetnsAndRanksPerHost) {
 }
 
 TEST(PlacementOptions, BadListsAreUsageErrors) {
-  for (std::vector<std::string> args :
-       {std::vector<std::string>{"--netns", "a,,b", "-n", "2", "prog"},
-        {"--netns", "a,b", "--ranks-per-host", "3,x", "prog"},
-        {"-n", "2", "--ranks-per-host", "1,1", "prog"},
-        {"--netns", "a,b", "prog"},
-        {"-n", "2", "--netns"}}) {
+  for (std::vector<std::string> args : {std::vector<std::string>{"--netns", "a,,b", "-n", "2", "prog"},
+                                        {"--netns", "a,b", "--ranks-per-host", "3,x", "prog"},
+                                        {"-n", "2", "--ranks-per-host", "1,1", "prog"},
+                                        {"--netns", "a,b", "prog"},
+                                        {"-n", "2", "--netns"}}) {
     std::string error;
     EXPECT_FALSE(parse(args, &error));
     EXPECT_FALSE(error.empty());

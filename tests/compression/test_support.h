@@ -1,16 +1,16 @@
 // Inputs and helpers shared by the compression tests.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <algorithm>
 #include <random>
 #include <string>
 #include <vector>
 
-#include "compression/compression.h"
 #include "base/error.h"
+#include "compression/compression.h"
 #include "kernels/minifloat.h"
 
 namespace dc::compression::test {
@@ -71,13 +71,11 @@ struct TypedBuffer {
   }
 };
 
-inline const char* type_name(dcDataType_t t) {
-  return t == dcFloat32 ? "f32" : t == dcFloat16 ? "f16" : "bf16";
-}
+inline const char* type_name(dcDataType_t t) { return t == dcFloat32 ? "f32" : t == dcFloat16 ? "f16" : "bf16"; }
 
 // Encodes `values` (as `type`) with `spec`; returns the message, trimmed to its length.
-inline std::vector<uint8_t> encode(const Spec& spec, TypedBuffer& in, Residual* residual = nullptr,
-                                   uint64_t seed = 1, Isa isa = Isa::best, EncodeResult* result = nullptr) {
+inline std::vector<uint8_t> encode(const Spec& spec, TypedBuffer& in, Residual* residual = nullptr, uint64_t seed = 1,
+                                   Isa isa = Isa::best, EncodeResult* result = nullptr) {
   std::vector<uint8_t> msg(max_message_bytes(spec, in.count()));
   Encoder encoder(isa);
   const EncodeResult r = encoder.encode(spec, in.type, in.data(), in.count(), residual, seed, msg);

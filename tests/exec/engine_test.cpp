@@ -93,7 +93,11 @@ TEST(Engine, SecondCallerDoesNotDriveAlongside) {
     --concurrent;
   };
   std::atomic<int> done{0};
-  for (int i = 0; i < 20; ++i) engine().post([&] { handler(); ++done; });
+  for (int i = 0; i < 20; ++i)
+    engine().post([&] {
+      handler();
+      ++done;
+    });
   // Returns false at once (another thread drives) or true once the driver ran everything.
   const bool drove = engine().drive_until([&] { return done == 20; }, Clock::now() + 5s);
   dc::Engine::Waiting waiting(engine());
@@ -131,7 +135,14 @@ TEST(Engine, DrivingAnIdleEngineDoesNotSpin) {
 // when the driver lets go; the driver's handlers see it polling, the engine thread's do not.
 TEST(Engine, DriverPollsTheHooksAndArmsThemBeforeItBlocks) {
   std::atomic<int> polls{0}, arms{0}, settles{0};
-  const uint64_t id = dc::poll_hooks::add({[&] { ++polls; return false; }, [&] { ++arms; return true; },
+  const uint64_t id = dc::poll_hooks::add({[&] {
+                                             ++polls;
+                                             return false;
+                                           },
+                                           [&] {
+                                             ++arms;
+                                             return true;
+                                           },
                                            [&] { ++settles; }});
   EXPECT_FALSE(engine().drive_until([] { return false; }, Clock::now() + 30ms));
   dc::poll_hooks::remove(id);

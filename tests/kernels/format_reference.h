@@ -15,8 +15,12 @@ class FormatReference {
   // ieee_specials: the all-ones exponent holds inf/NaN (else only the all-ones magnitude is NaN).
   // saturating: finite overflow rounds to the largest finite value instead of infinity.
   FormatReference(int bits, int mant_bits, int bias, bool ieee_specials, bool saturating)
-      : bits_(bits), mant_bits_(mant_bits), exp_bits_(bits - 1 - mant_bits), bias_(bias),
-        ieee_specials_(ieee_specials), saturating_(saturating) {
+      : bits_(bits),
+        mant_bits_(mant_bits),
+        exp_bits_(bits - 1 - mant_bits),
+        bias_(bias),
+        ieee_specials_(ieee_specials),
+        saturating_(saturating) {
     for (uint32_t code = 0; code < magnitude_codes(); ++code) {
       const double v = decode(code);
       if (std::isfinite(v)) finite_.push_back(v);  // codes of finite values are 0..n-1, ascending
@@ -37,8 +41,7 @@ class FormatReference {
     const uint32_t e_max = (1u << exp_bits_) - 1;
     double v;
     if (ieee_specials_ && e == e_max) {
-      v = m == 0 ? std::numeric_limits<double>::infinity()
-                 : std::numeric_limits<double>::quiet_NaN();
+      v = m == 0 ? std::numeric_limits<double>::infinity() : std::numeric_limits<double>::quiet_NaN();
     } else if (!ieee_specials_ && mag == sign_bit() - 1) {
       v = std::numeric_limits<double>::quiet_NaN();
     } else if (e == 0) {

@@ -34,11 +34,11 @@ Refusal call_on_fresh_thread(const std::function<ncclResult_t()>& call) {
   return refusal;
 }
 
-#define EXPECT_REFUSED(call, code)                                          \
-  do {                                                                      \
+#define EXPECT_REFUSED(call, code)                                         \
+  do {                                                                     \
     const Refusal refusal_ = call_on_fresh_thread([&] { return (call); }); \
-    EXPECT_EQ(refusal_.result, code) << #call;                              \
-    EXPECT_NE(refusal_.message, "") << #call;                               \
+    EXPECT_EQ(refusal_.result, code) << #call;                             \
+    EXPECT_NE(refusal_.message, "") << #call;                              \
   } while (0)
 
 void on_all_ranks(int nranks, const std::function<void(int rank)>& body) {
@@ -50,7 +50,7 @@ void on_all_ranks(int nranks, const std::function<void(int rank)>& body) {
 TEST(NcclApiLibrary, VersionIsTheAbiVersion) {
   int version = 0;
   ASSERT_EQ(ncclGetVersion(&version), ncclSuccess);
-  EXPECT_EQ(version, 22809);
+  EXPECT_EQ(version, 23007);
   EXPECT_REFUSED(ncclGetVersion(nullptr), ncclInvalidArgument);
 }
 
@@ -60,9 +60,7 @@ TEST(NcclApiLibrary, ErrorStringsAreNotEmpty) {
   }
 }
 
-TEST(NcclApiLibrary, GroupEndWithoutGroupStartIsInvalidUsage) {
-  EXPECT_REFUSED(ncclGroupEnd(), ncclInvalidUsage);
-}
+TEST(NcclApiLibrary, GroupEndWithoutGroupStartIsInvalidUsage) { EXPECT_REFUSED(ncclGroupEnd(), ncclInvalidUsage); }
 
 TEST(NcclApiLibrary, DestroyAndAbortOfNullSucceedAsInNccl) {
   EXPECT_EQ(ncclCommDestroy(nullptr), ncclSuccess);
@@ -102,8 +100,7 @@ TEST(NcclApiLibrary, InitAllRefusesBadDeviceCountsAndLists) {
 
 TEST(NcclApiLibrary, NullCommIsRefused) {
   std::vector<float> send(4, 1.0f), recv(4, kUntouched);
-  EXPECT_REFUSED(ncclAllReduce(send.data(), recv.data(), 4, ncclFloat, ncclSum, nullptr, nullptr),
-                 ncclInvalidArgument);
+  EXPECT_REFUSED(ncclAllReduce(send.data(), recv.data(), 4, ncclFloat, ncclSum, nullptr, nullptr), ncclInvalidArgument);
   int value = -7;
   EXPECT_REFUSED(ncclCommCount(nullptr, &value), ncclInvalidArgument);
   EXPECT_REFUSED(ncclCommCuDevice(nullptr, &value), ncclInvalidArgument);
@@ -147,19 +144,17 @@ TEST_F(NcclApiComm, QueriesDescribeTheClique) {
 }
 
 TEST_F(NcclApiComm, NullBufferWithNonzeroCountIsRefused) {
-  EXPECT_REFUSED(ncclAllReduce(nullptr, recv_.data(), 8, ncclFloat, ncclSum, comms_[0], nullptr),
-                 ncclInvalidArgument);
-  EXPECT_REFUSED(ncclAllReduce(send_.data(), nullptr, 8, ncclFloat, ncclSum, comms_[0], nullptr),
-                 ncclInvalidArgument);
+  EXPECT_REFUSED(ncclAllReduce(nullptr, recv_.data(), 8, ncclFloat, ncclSum, comms_[0], nullptr), ncclInvalidArgument);
+  EXPECT_REFUSED(ncclAllReduce(send_.data(), nullptr, 8, ncclFloat, ncclSum, comms_[0], nullptr), ncclInvalidArgument);
   EXPECT_REFUSED(ncclSend(nullptr, 8, ncclFloat, 1, comms_[0], nullptr), ncclInvalidArgument);
   expect_buffers_untouched();
 }
 
 TEST_F(NcclApiComm, UnknownDatatypeIsRefused) {
   for (int type : {static_cast<int>(ncclNumTypes), 99, -1}) {
-    EXPECT_REFUSED(ncclAllReduce(send_.data(), recv_.data(), 8, static_cast<ncclDataType_t>(type),
-                                 ncclSum, comms_[0], nullptr),
-                   ncclInvalidArgument);
+    EXPECT_REFUSED(
+        ncclAllReduce(send_.data(), recv_.data(), 8, static_cast<ncclDataType_t>(type), ncclSum, comms_[0], nullptr),
+        ncclInvalidArgument);
   }
   expect_buffers_untouched();
 }
@@ -174,27 +169,21 @@ TEST_F(NcclApiComm, UnknownReductionOpIsRefused) {
 
 TEST_F(NcclApiComm, RootAndPeerOutOfRangeAreRefused) {
   for (int root : {-1, kRanks}) {
-    EXPECT_REFUSED(
-        ncclBroadcast(send_.data(), recv_.data(), 8, ncclFloat, root, comms_[0], nullptr),
-        ncclInvalidArgument);
-    EXPECT_REFUSED(ncclReduce(send_.data(), recv_.data(), 8, ncclFloat, ncclSum, root, comms_[0],
-                              nullptr),
+    EXPECT_REFUSED(ncclBroadcast(send_.data(), recv_.data(), 8, ncclFloat, root, comms_[0], nullptr),
                    ncclInvalidArgument);
-    EXPECT_REFUSED(ncclSend(send_.data(), 8, ncclFloat, root, comms_[0], nullptr),
+    EXPECT_REFUSED(ncclReduce(send_.data(), recv_.data(), 8, ncclFloat, ncclSum, root, comms_[0], nullptr),
                    ncclInvalidArgument);
-    EXPECT_REFUSED(ncclRecv(recv_.data(), 8, ncclFloat, root, comms_[0], nullptr),
-                   ncclInvalidArgument);
+    EXPECT_REFUSED(ncclSend(send_.data(), 8, ncclFloat, root, comms_[0], nullptr), ncclInvalidArgument);
+    EXPECT_REFUSED(ncclRecv(recv_.data(), 8, ncclFloat, root, comms_[0], nullptr), ncclInvalidArgument);
   }
   expect_buffers_untouched();
 }
 
 TEST_F(NcclApiComm, CountTimesSizeOverflowIsRefused) {
-  EXPECT_REFUSED(ncclAllReduce(send_.data(), recv_.data(), SIZE_MAX / 2, ncclFloat, ncclSum,
-                               comms_[0], nullptr),
+  EXPECT_REFUSED(ncclAllReduce(send_.data(), recv_.data(), SIZE_MAX / 2, ncclFloat, ncclSum, comms_[0], nullptr),
                  ncclInvalidArgument);
   // Fits for one rank, overflows for the nranks blocks of the receive buffer.
-  EXPECT_REFUSED(ncclAllGather(send_.data(), recv_.data(), SIZE_MAX / 2 + 1, ncclInt8, comms_[0],
-                               nullptr),
+  EXPECT_REFUSED(ncclAllGather(send_.data(), recv_.data(), SIZE_MAX / 2 + 1, ncclInt8, comms_[0], nullptr),
                  ncclInvalidArgument);
   expect_buffers_untouched();
 }
@@ -202,9 +191,7 @@ TEST_F(NcclApiComm, CountTimesSizeOverflowIsRefused) {
 TEST_F(NcclApiComm, DeviceResidentScalarIsInvalidUsage) {
   float scalar = 2.0f;
   ncclRedOp_t op = ncclSum;
-  EXPECT_REFUSED(
-      ncclRedOpCreatePreMulSum(&op, &scalar, ncclFloat, ncclScalarDevice, comms_[0]),
-      ncclInvalidUsage);
+  EXPECT_REFUSED(ncclRedOpCreatePreMulSum(&op, &scalar, ncclFloat, ncclScalarDevice, comms_[0]), ncclInvalidUsage);
   EXPECT_EQ(op, ncclSum);
 }
 
@@ -213,19 +200,16 @@ TEST_F(NcclApiComm, CollectivesComputeWithRanksAsThreads) {
     ncclComm_t comm = comms_[rank];
     std::vector<float> data = {1.0f + rank, 2.0f, 3.0f * rank};
     std::vector<float> sum(3, kUntouched);
-    ASSERT_EQ(ncclAllReduce(data.data(), sum.data(), 3, ncclFloat, ncclSum, comm, nullptr),
-              ncclSuccess);
+    ASSERT_EQ(ncclAllReduce(data.data(), sum.data(), 3, ncclFloat, ncclSum, comm, nullptr), ncclSuccess);
     EXPECT_EQ(sum, (std::vector<float>{3.0f, 4.0f, 3.0f}));
 
     // Pre-multiplied sum with a host scalar read at creation: 0.5 * sum.
     float half = 0.5f;
     ncclRedOp_t premul = ncclSum;
-    ASSERT_EQ(ncclRedOpCreatePreMulSum(&premul, &half, ncclFloat, ncclScalarHostImmediate, comm),
-              ncclSuccess);
+    ASSERT_EQ(ncclRedOpCreatePreMulSum(&premul, &half, ncclFloat, ncclScalarHostImmediate, comm), ncclSuccess);
     half = 100.0f;  // read already: must not matter
     std::vector<float> scaled(3, kUntouched);
-    ASSERT_EQ(ncclAllReduce(data.data(), scaled.data(), 3, ncclFloat, premul, comm, nullptr),
-              ncclSuccess);
+    ASSERT_EQ(ncclAllReduce(data.data(), scaled.data(), 3, ncclFloat, premul, comm, nullptr), ncclSuccess);
     EXPECT_EQ(scaled, (std::vector<float>{1.5f, 2.0f, 1.5f}));
     EXPECT_EQ(ncclRedOpDestroy(premul, comm), ncclSuccess);
 
@@ -240,8 +224,7 @@ TEST_F(NcclApiComm, SplitWithNoColorGivesNullComm) {
   ncclComm_t split[kRanks] = {reinterpret_cast<ncclComm_t>(1), nullptr};
   on_all_ranks(kRanks, [&](int rank) {
     const int color = rank == 0 ? NCCL_SPLIT_NOCOLOR : 5;
-    EXPECT_EQ(ncclCommSplit(comms_[rank], color, 0, &split[rank], nullptr), ncclSuccess)
-        << ncclGetLastError(nullptr);
+    EXPECT_EQ(ncclCommSplit(comms_[rank], color, 0, &split[rank], nullptr), ncclSuccess) << ncclGetLastError(nullptr);
   });
   EXPECT_EQ(split[0], nullptr);
   ASSERT_NE(split[1], nullptr);
@@ -263,8 +246,7 @@ void init_ranks_with(const std::function<void(ncclConfig_t&)>& shape) {
     config.blocking = 1;
     shape(config);
     ncclComm_t comm = nullptr;
-    ASSERT_EQ(ncclCommInitRankConfig(&comm, kRanks, id, rank, &config), ncclSuccess)
-        << ncclGetLastError(nullptr);
+    ASSERT_EQ(ncclCommInitRankConfig(&comm, kRanks, id, rank, &config), ncclSuccess) << ncclGetLastError(nullptr);
     float one = 1.0f, sum = 0.0f;
     EXPECT_EQ(ncclAllReduce(&one, &sum, 1, ncclFloat, ncclSum, comm, nullptr), ncclSuccess);
     EXPECT_EQ(sum, static_cast<float>(kRanks));
@@ -276,6 +258,38 @@ TEST(NcclApiConfig, OnlyFieldsWithinSizeAreRead) {
   init_ranks_with([](ncclConfig_t& config) {
     config.version = NCCL_VERSION(2, 28, 0);
     config.size = offsetof(ncclConfig_t, commName);
+  });
+}
+
+// A config from NCCL 2.30's header: every field is read, the new ones included.
+TEST(NcclApiConfig, ConfigsOf230AreReadWhole) {
+  init_ranks_with([](ncclConfig_t& config) {
+    config.size = sizeof(ncclConfig_t);
+    config.version = NCCL_VERSION(2, 30, 7);
+    config.commName = "nccl230";
+    config.netName = nullptr;
+    config.graphUsageMode = 1;
+    config.numRmaCtx = 2;
+    config.maxP2pPeers = 8;
+    config.graphStreamOrdering = 1;
+  });
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.numRmaCtx = -1;
+  ncclUniqueId id{};
+  ncclComm_t comm = nullptr;
+  EXPECT_REFUSED(ncclCommInitRankConfig(&comm, kRanks, id, 0, &config), ncclInvalidArgument);
+  EXPECT_EQ(comm, nullptr);
+}
+
+// A config from NCCL 2.28's header (80 bytes) ends before the fields 2.30 added: a numRmaCtx
+// that would be refused lies beyond its size and is not read.
+TEST(NcclApiConfig, ConfigsOf228EndBeforeThe230Fields) {
+  init_ranks_with([](ncclConfig_t& config) {
+    config.size = offsetof(ncclConfig_t, graphUsageMode);
+    config.version = NCCL_VERSION(2, 28, 9);
+    config.commName = "nccl228";
+    config.netName = nullptr;
+    config.numRmaCtx = -1;
   });
 }
 

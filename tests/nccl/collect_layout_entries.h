@@ -1,10 +1,13 @@
-// Collects the entries of layout.h from the nccl.h included before this header. Included by two
-// translation units, one per header, which list the same entries in the same order.
+// Collects the entries of layout.h from the nccl.h included before this header. Included by one
+// translation unit per header (ours, NVIDIA's 2.30.7, the CUDA toolkit's 2.28.9), which list the
+// same entries in the same order: those of 2.28 first, then those that 2.30 added. The translation
+// unit of NVIDIA's 2.30 header also includes its nccl_device headers (the device API's host types).
 #pragma once
 
 #include <cstddef>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <typeinfo>
 
 #include "tests/nccl/layout.h"
@@ -20,9 +23,15 @@ inline std::string text(const void* pointer) { return pointer == nullptr ? "NULL
 
 #define LAYOUT_ENTRY(expr) entries.emplace_back(#expr, layout_detail::text(expr));
 // Mangled type names spell out return and parameter types, so equal names mean equal signatures.
-#define LAYOUT_FUNCTION(function)                                                    \
-  entries.emplace_back("type of " #function, typeid(decltype(function)).name());    \
+#define LAYOUT_FUNCTION(function)                                                \
+  entries.emplace_back("type of " #function, typeid(decltype(function)).name()); \
   entries.emplace_back("type of p" #function, typeid(decltype(p##function)).name());
+// Device-API host functions: no pncclX declared.
+#define LAYOUT_HOST_FUNCTION(function) entries.emplace_back("type of " #function, typeid(decltype(function)).name());
+// NVIDIA's C++ headers overload the team functions with device variants, so the host one is
+// picked by its type: the entry is the same string in both, and the check is that it compiles.
+#define LAYOUT_OVERLOADED_HOST_FUNCTION(function, type) \
+  entries.emplace_back("type of " #function, typeid(*static_cast<std::add_pointer_t<type>>(&function)).name());
 
 // Internal linkage: each translation unit keeps its own definition.
 static LayoutEntries collect_layout_entries() {
@@ -193,8 +202,201 @@ static LayoutEntries collect_layout_entries() {
   LAYOUT_FUNCTION(ncclGroupStart)
   LAYOUT_FUNCTION(ncclGroupEnd)
   LAYOUT_FUNCTION(ncclGroupSimulateEnd)
+
+#if NCCL_VERSION_CODE >= 23000
+  // Added in 2.30.
+  LAYOUT_ENTRY(NCCL_API_MAGIC)
+  LAYOUT_ENTRY(NCCL_WIN_STRICT_ORDERING)
+  LAYOUT_ENTRY(NCCL_SUSPEND_MEM)
+  LAYOUT_ENTRY(ncclTimeout)
+  LAYOUT_ENTRY(offsetof(ncclConfig_t, graphUsageMode))
+  LAYOUT_ENTRY(offsetof(ncclConfig_t, numRmaCtx))
+  LAYOUT_ENTRY(offsetof(ncclConfig_t, maxP2pPeers))
+  LAYOUT_ENTRY(offsetof(ncclConfig_t, graphStreamOrdering))
+  LAYOUT_ENTRY(config.graphUsageMode)
+  LAYOUT_ENTRY(config.numRmaCtx)
+  LAYOUT_ENTRY(config.maxP2pPeers)
+  LAYOUT_ENTRY(config.graphStreamOrdering)
+
+  LAYOUT_ENTRY(sizeof(ncclWaitSignalDesc_t))
+  LAYOUT_ENTRY(offsetof(ncclWaitSignalDesc_t, opCnt))
+  LAYOUT_ENTRY(offsetof(ncclWaitSignalDesc_t, peer))
+  LAYOUT_ENTRY(offsetof(ncclWaitSignalDesc_t, sigIdx))
+  LAYOUT_ENTRY(offsetof(ncclWaitSignalDesc_t, ctx))
+  LAYOUT_ENTRY(typeid(ncclWaitSignalDesc_t).name())
+  LAYOUT_ENTRY(sizeof(ncclCommMemStat_t))
+  LAYOUT_ENTRY(ncclStatGpuMemSuspend)
+  LAYOUT_ENTRY(ncclStatGpuMemSuspended)
+  LAYOUT_ENTRY(ncclStatGpuMemPersist)
+  LAYOUT_ENTRY(ncclStatGpuMemTotal)
+  LAYOUT_ENTRY(typeid(ncclParamHandle_t).name())
+
+  LAYOUT_FUNCTION(ncclCommGetUniqueId)
+  LAYOUT_FUNCTION(ncclCommGrow)
+  LAYOUT_FUNCTION(ncclCommSuspend)
+  LAYOUT_FUNCTION(ncclCommResume)
+  LAYOUT_FUNCTION(ncclCommMemStats)
+  LAYOUT_FUNCTION(ncclWinGetUserPtr)
+  LAYOUT_FUNCTION(ncclPutSignal)
+  LAYOUT_FUNCTION(ncclSignal)
+  LAYOUT_FUNCTION(ncclWaitSignal)
+  LAYOUT_FUNCTION(ncclParamBind)
+  LAYOUT_FUNCTION(ncclParamGetI8)
+  LAYOUT_FUNCTION(ncclParamGetI16)
+  LAYOUT_FUNCTION(ncclParamGetI32)
+  LAYOUT_FUNCTION(ncclParamGetI64)
+  LAYOUT_FUNCTION(ncclParamGetU8)
+  LAYOUT_FUNCTION(ncclParamGetU16)
+  LAYOUT_FUNCTION(ncclParamGetU32)
+  LAYOUT_FUNCTION(ncclParamGetU64)
+  LAYOUT_FUNCTION(ncclParamGetStr)
+  LAYOUT_FUNCTION(ncclParamGet)
+  LAYOUT_FUNCTION(ncclParamGetParameter)
+  LAYOUT_FUNCTION(ncclParamGetAllParameterKeys)
+  LAYOUT_FUNCTION(ncclParamDumpAll)
+
+  // The device API's host side.
+  LAYOUT_ENTRY(sizeof(ncclTeam_t))
+  LAYOUT_ENTRY(offsetof(ncclTeam_t, nRanks))
+  LAYOUT_ENTRY(offsetof(ncclTeam_t, rank))
+  LAYOUT_ENTRY(offsetof(ncclTeam_t, stride))
+  LAYOUT_ENTRY(typeid(ncclTeam_t).name())
+  LAYOUT_ENTRY(typeid(ncclDevComm_t*).name())
+  LAYOUT_ENTRY(typeid(ncclWindow_vidmem_t*).name())
+  LAYOUT_ENTRY(typeid(ncclDevResourceHandle_t).name())
+  LAYOUT_ENTRY(typeid(ncclGinSignal_t).name())
+  LAYOUT_ENTRY(typeid(ncclGinCounter_t).name())
+  LAYOUT_ENTRY(sizeof(ncclGinRequest_t))
+  LAYOUT_ENTRY(typeid(ncclGinRequest_t).name())
+  LAYOUT_ENTRY(sizeof(ncclMultimemHandle_t))
+  LAYOUT_ENTRY(offsetof(ncclMultimemHandle_t, mcBasePtr))
+  LAYOUT_ENTRY(sizeof(ncclLsaBarrierHandle_t))
+  LAYOUT_ENTRY(offsetof(ncclLsaBarrierHandle_t, bufHandle))
+  LAYOUT_ENTRY(offsetof(ncclLsaBarrierHandle_t, nBarriers))
+  LAYOUT_ENTRY(sizeof(ncclGinBarrierHandle_t))
+  LAYOUT_ENTRY(offsetof(ncclGinBarrierHandle_t, signal0))
+  LAYOUT_ENTRY(offsetof(ncclGinBarrierHandle_t, unused))
+  LAYOUT_ENTRY(sizeof(ncclLLA2AHandle_t))
+  LAYOUT_ENTRY(offsetof(ncclLLA2AHandle_t, bufHandle))
+  LAYOUT_ENTRY(offsetof(ncclLLA2AHandle_t, nSlots))
+  LAYOUT_ENTRY(sizeof(ncclGinConnectionType_t))
+  LAYOUT_ENTRY(NCCL_GIN_CONNECTION_NONE)
+  LAYOUT_ENTRY(NCCL_GIN_CONNECTION_FULL)
+  LAYOUT_ENTRY(NCCL_GIN_CONNECTION_RAIL)
+  LAYOUT_ENTRY(sizeof(ncclGinType_t))
+  LAYOUT_ENTRY(NCCL_GIN_TYPE_NONE)
+  LAYOUT_ENTRY(NCCL_GIN_TYPE_PROXY)
+  LAYOUT_ENTRY(NCCL_GIN_TYPE_GDAKI)
+  LAYOUT_ENTRY(NCCL_GIN_TYPE_GPI)
+
+  LAYOUT_ENTRY(sizeof(ncclDevCommRequirements_t))
+  LAYOUT_ENTRY(offsetof(ncclDevCommRequirements_t, size))
+  LAYOUT_ENTRY(offsetof(ncclDevCommRequirements_t, magic))
+  LAYOUT_ENTRY(offsetof(ncclDevCommRequirements_t, version))
+  LAYOUT_ENTRY(offsetof(ncclDevCommRequirements_t, resourceRequirementsList))
+  LAYOUT_ENTRY(offsetof(ncclDevCommRequirements_t, teamRequirementsList))
+  LAYOUT_ENTRY(offsetof(ncclDevCommRequirements_t, lsaMultimem))
+  LAYOUT_ENTRY(offsetof(ncclDevCommRequirements_t, barrierCount))
+  LAYOUT_ENTRY(offsetof(ncclDevCommRequirements_t, lsaBarrierCount))
+  LAYOUT_ENTRY(offsetof(ncclDevCommRequirements_t, railGinBarrierCount))
+  LAYOUT_ENTRY(offsetof(ncclDevCommRequirements_t, lsaLLA2ABlockCount))
+  LAYOUT_ENTRY(offsetof(ncclDevCommRequirements_t, lsaLLA2ASlotCount))
+  LAYOUT_ENTRY(offsetof(ncclDevCommRequirements_t, ginForceEnable))
+  LAYOUT_ENTRY(offsetof(ncclDevCommRequirements_t, ginContextCount))
+  LAYOUT_ENTRY(offsetof(ncclDevCommRequirements_t, ginSignalCount))
+  LAYOUT_ENTRY(offsetof(ncclDevCommRequirements_t, ginCounterCount))
+  LAYOUT_ENTRY(offsetof(ncclDevCommRequirements_t, ginConnectionType))
+  LAYOUT_ENTRY(offsetof(ncclDevCommRequirements_t, ginExclusiveContexts))
+  LAYOUT_ENTRY(offsetof(ncclDevCommRequirements_t, ginQueueDepth))
+  LAYOUT_ENTRY(offsetof(ncclDevCommRequirements_t, ginTrafficClass))
+  LAYOUT_ENTRY(offsetof(ncclDevCommRequirements_t, worldGinBarrierCount))
+  LAYOUT_ENTRY(offsetof(ncclDevCommRequirements_t, ginStrongSignalsRequired))
+  LAYOUT_ENTRY(offsetof(ncclDevCommRequirements_t, ginVaSignalsRequired))
+  LAYOUT_ENTRY(typeid(ncclDevCommRequirements_t).name())
+  const ncclDevCommRequirements_t reqs = NCCL_DEV_COMM_REQUIREMENTS_INITIALIZER;
+  LAYOUT_ENTRY(reqs.size)
+  LAYOUT_ENTRY(reqs.magic)
+  LAYOUT_ENTRY(reqs.version)
+  LAYOUT_ENTRY(static_cast<const void*>(reqs.resourceRequirementsList))
+  LAYOUT_ENTRY(static_cast<const void*>(reqs.teamRequirementsList))
+  LAYOUT_ENTRY(reqs.lsaMultimem)
+  LAYOUT_ENTRY(reqs.barrierCount)
+  LAYOUT_ENTRY(reqs.lsaBarrierCount)
+  LAYOUT_ENTRY(reqs.railGinBarrierCount)
+  LAYOUT_ENTRY(reqs.lsaLLA2ABlockCount)
+  LAYOUT_ENTRY(reqs.lsaLLA2ASlotCount)
+  LAYOUT_ENTRY(reqs.ginForceEnable)
+  LAYOUT_ENTRY(reqs.ginContextCount)
+  LAYOUT_ENTRY(reqs.ginSignalCount)
+  LAYOUT_ENTRY(reqs.ginCounterCount)
+  LAYOUT_ENTRY(reqs.ginConnectionType)
+  LAYOUT_ENTRY(reqs.ginExclusiveContexts)
+  LAYOUT_ENTRY(reqs.ginQueueDepth)
+  LAYOUT_ENTRY(reqs.ginTrafficClass)
+  LAYOUT_ENTRY(reqs.worldGinBarrierCount)
+  LAYOUT_ENTRY(reqs.ginStrongSignalsRequired)
+  LAYOUT_ENTRY(reqs.ginVaSignalsRequired)
+
+  LAYOUT_ENTRY(sizeof(ncclDevResourceRequirements_t))
+  LAYOUT_ENTRY(offsetof(ncclDevResourceRequirements_t, next))
+  LAYOUT_ENTRY(offsetof(ncclDevResourceRequirements_t, bufferSize))
+  LAYOUT_ENTRY(offsetof(ncclDevResourceRequirements_t, bufferAlign))
+  LAYOUT_ENTRY(offsetof(ncclDevResourceRequirements_t, outBufferHandle))
+  LAYOUT_ENTRY(offsetof(ncclDevResourceRequirements_t, ginSignalCount))
+  LAYOUT_ENTRY(offsetof(ncclDevResourceRequirements_t, ginCounterCount))
+  LAYOUT_ENTRY(offsetof(ncclDevResourceRequirements_t, outGinSignalStart))
+  LAYOUT_ENTRY(offsetof(ncclDevResourceRequirements_t, outGinCounterStart))
+  LAYOUT_ENTRY(sizeof(ncclTeamRequirements_t))
+  LAYOUT_ENTRY(offsetof(ncclTeamRequirements_t, next))
+  LAYOUT_ENTRY(offsetof(ncclTeamRequirements_t, team))
+  LAYOUT_ENTRY(offsetof(ncclTeamRequirements_t, multimem))
+  LAYOUT_ENTRY(offsetof(ncclTeamRequirements_t, outMultimemHandle))
+
+  LAYOUT_ENTRY(sizeof(ncclCommProperties_t))
+  LAYOUT_ENTRY(offsetof(ncclCommProperties_t, size))
+  LAYOUT_ENTRY(offsetof(ncclCommProperties_t, magic))
+  LAYOUT_ENTRY(offsetof(ncclCommProperties_t, version))
+  LAYOUT_ENTRY(offsetof(ncclCommProperties_t, rank))
+  LAYOUT_ENTRY(offsetof(ncclCommProperties_t, nRanks))
+  LAYOUT_ENTRY(offsetof(ncclCommProperties_t, cudaDev))
+  LAYOUT_ENTRY(offsetof(ncclCommProperties_t, nvmlDev))
+  LAYOUT_ENTRY(offsetof(ncclCommProperties_t, deviceApiSupport))
+  LAYOUT_ENTRY(offsetof(ncclCommProperties_t, multimemSupport))
+  LAYOUT_ENTRY(offsetof(ncclCommProperties_t, ginType))
+  LAYOUT_ENTRY(offsetof(ncclCommProperties_t, nLsaTeams))
+  LAYOUT_ENTRY(offsetof(ncclCommProperties_t, hostRmaSupport))
+  LAYOUT_ENTRY(offsetof(ncclCommProperties_t, railedGinType))
+  LAYOUT_ENTRY(typeid(ncclCommProperties_t).name())
+  // The initializer sets the header only, in both headers.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+  const ncclCommProperties_t props = NCCL_COMM_PROPERTIES_INITIALIZER;
+#pragma GCC diagnostic pop
+  LAYOUT_ENTRY(props.size)
+  LAYOUT_ENTRY(props.magic)
+  LAYOUT_ENTRY(props.version)
+
+  LAYOUT_HOST_FUNCTION(ncclCommQueryProperties)
+  LAYOUT_HOST_FUNCTION(ncclDevCommCreate)
+  LAYOUT_HOST_FUNCTION(ncclDevCommDestroy)
+  LAYOUT_HOST_FUNCTION(ncclGetLsaMultimemDevicePointer)
+  LAYOUT_HOST_FUNCTION(ncclGetMultimemDevicePointer)
+  LAYOUT_HOST_FUNCTION(ncclGetLsaDevicePointer)
+  LAYOUT_HOST_FUNCTION(ncclGetPeerDevicePointer)
+  LAYOUT_OVERLOADED_HOST_FUNCTION(ncclTeamWorld, ncclTeam_t(ncclComm_t))
+  LAYOUT_OVERLOADED_HOST_FUNCTION(ncclTeamLsa, ncclTeam_t(ncclComm_t))
+  LAYOUT_OVERLOADED_HOST_FUNCTION(ncclTeamRail, ncclTeam_t(ncclComm_t))
+  LAYOUT_OVERLOADED_HOST_FUNCTION(ncclTeamRankToWorld, int(ncclComm_t, ncclTeam_t, int))
+  LAYOUT_OVERLOADED_HOST_FUNCTION(ncclTeamRankToLsa, int(ncclComm_t, ncclTeam_t, int))
+  LAYOUT_HOST_FUNCTION(ncclLsaBarrierCreateRequirement)
+  LAYOUT_HOST_FUNCTION(ncclGinBarrierCreateRequirement)
+  LAYOUT_HOST_FUNCTION(ncclLLA2ACalcSlots)
+  LAYOUT_HOST_FUNCTION(ncclLLA2ACreateRequirement)
+#endif
   return entries;
 }
 
 #undef LAYOUT_ENTRY
 #undef LAYOUT_FUNCTION
+#undef LAYOUT_HOST_FUNCTION
+#undef LAYOUT_OVERLOADED_HOST_FUNCTION

@@ -12,8 +12,7 @@ extern "C" char fake_device_memory[];
 
 namespace {
 
-constexpr const char* kDeviceMemoryMessage =
-    "DeepComm: device memory is not supported yet; pass host memory";
+constexpr const char* kDeviceMemoryMessage = "DeepComm: device memory is not supported yet; pass host memory";
 
 class NcclDevicePointer : public ::testing::Test {
  protected:
@@ -38,19 +37,15 @@ class NcclDevicePointer : public ::testing::Test {
 
 TEST_F(NcclDevicePointer, HostMemoryWorks) {
   std::vector<float> result(16, 0.0f);
-  ASSERT_EQ(ncclAllReduce(host_.data(), result.data(), 16, ncclFloat, ncclSum, comm_, nullptr),
-            ncclSuccess);
+  ASSERT_EQ(ncclAllReduce(host_.data(), result.data(), 16, ncclFloat, ncclSum, comm_, nullptr), ncclSuccess);
   EXPECT_EQ(result, host_);
 }
 
 TEST_F(NcclDevicePointer, DeviceSendOrReceiveBufferIsRefused) {
-  expect_device_memory_refused(
-      ncclAllReduce(device_, host_.data(), 16, ncclFloat, ncclSum, comm_, nullptr));
-  expect_device_memory_refused(
-      ncclAllReduce(host_.data(), device_, 16, ncclFloat, ncclSum, comm_, nullptr));
+  expect_device_memory_refused(ncclAllReduce(device_, host_.data(), 16, ncclFloat, ncclSum, comm_, nullptr));
+  expect_device_memory_refused(ncclAllReduce(host_.data(), device_, 16, ncclFloat, ncclSum, comm_, nullptr));
   expect_device_memory_refused(ncclBcast(device_, 16, ncclFloat, 0, comm_, nullptr));
-  expect_device_memory_refused(
-      ncclAllGather(host_.data(), device_, 16, ncclFloat, comm_, nullptr));
+  expect_device_memory_refused(ncclAllGather(host_.data(), device_, 16, ncclFloat, comm_, nullptr));
   expect_device_memory_refused(ncclSend(device_, 16, ncclFloat, 0, comm_, nullptr));
   expect_device_memory_refused(ncclRecv(device_, 16, ncclFloat, 0, comm_, nullptr));
   expect_device_memory_untouched();
@@ -59,8 +54,7 @@ TEST_F(NcclDevicePointer, DeviceSendOrReceiveBufferIsRefused) {
 
 TEST_F(NcclDevicePointer, ScalarInDeviceMemoryIsRefused) {
   ncclRedOp_t op = ncclSum;
-  expect_device_memory_refused(
-      ncclRedOpCreatePreMulSum(&op, device_, ncclFloat, ncclScalarHostImmediate, comm_));
+  expect_device_memory_refused(ncclRedOpCreatePreMulSum(&op, device_, ncclFloat, ncclScalarHostImmediate, comm_));
   EXPECT_EQ(op, ncclSum);
 }
 

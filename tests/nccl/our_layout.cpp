@@ -1,4 +1,5 @@
 // The ABI as DeepComm's header declares it.
+#define NCCL_OS_LINUX 1
 #include "deepcomm/nccl.h"
 #include "tests/nccl/collect_layout_entries.h"
 

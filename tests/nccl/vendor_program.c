@@ -1,6 +1,7 @@
-/* A program written for NVIDIA's NCCL, compiled against the CUDA toolkit's nccl.h, that runs on
- * DeepComm's libnccl.so.2: linked to it directly, or linked to NVIDIA's and given ours with
- * LD_PRELOAD. The parent makes the unique id (it is no rank), forks the ranks and reaps them
+/* A program written for NVIDIA's NCCL, compiled against NVIDIA's nccl.h (the CUDA toolkit's 2.28.9,
+ * or PyPI's 2.30.7), that runs on DeepComm's libnccl.so.2: linked to it directly, or linked to
+ * NVIDIA's and given ours with LD_PRELOAD. Ranks start from that header's NCCL_CONFIG_INITIALIZER,
+ * so the config has the header's size. The parent makes the unique id (it is no rank), forks the ranks and reaps them
  * within a deadline; each rank checks all-reduce, broadcast, all-gather and a send/recv ring.
  *
  * Usage: vendor_program PATH_OF_DEEPCOMM_LIBNCCL   (exit status 0 when every rank passed)
@@ -19,24 +20,23 @@
 
 enum { kRanks = 3, kDeadlineSeconds = 60 };
 
-#define CHECK(call)                                                                         \
-  do {                                                                                      \
-    ncclResult_t result_ = (call);                                                          \
-    if (result_ != ncclSuccess) {                                                           \
-      fprintf(stderr, "rank %d: %s: %s (%s)\n", rank, #call, ncclGetErrorString(result_), \
-              ncclGetLastError(NULL));                                                      \
-      return 1;                                                                             \
-    }                                                                                       \
+#define CHECK(call)                                                                                                \
+  do {                                                                                                             \
+    ncclResult_t result_ = (call);                                                                                 \
+    if (result_ != ncclSuccess) {                                                                                  \
+      fprintf(stderr, "rank %d: %s: %s (%s)\n", rank, #call, ncclGetErrorString(result_), ncclGetLastError(NULL)); \
+      return 1;                                                                                                    \
+    }                                                                                                              \
   } while (0)
 
-#define EXPECT(condition, ...)                          \
-  do {                                                  \
-    if (!(condition)) {                                 \
-      fprintf(stderr, "rank %d: ", rank);               \
-      fprintf(stderr, __VA_ARGS__);                     \
-      fprintf(stderr, "\n");                            \
-      return 1;                                         \
-    }                                                   \
+#define EXPECT(condition, ...)            \
+  do {                                    \
+    if (!(condition)) {                   \
+      fprintf(stderr, "rank %d: ", rank); \
+      fprintf(stderr, __VA_ARGS__);       \
+      fprintf(stderr, "\n");              \
+      return 1;                           \
+    }                                     \
   } while (0)
 
 /* Whether the ncclGetVersion that this process's calls bind to lives in the expected file. */
@@ -65,8 +65,7 @@ static int check_all_reduce(int rank, ncclComm_t comm) {
     for (size_t i = 0; i < count; ++i) {
       /* sum over ranks r of (r + 1 + i % 5), exact in float */
       const float expected = (float)(kRanks * (kRanks + 1) / 2 + kRanks * (int)(i % 5));
-      EXPECT(recv[i] == expected, "all-reduce count %zu: [%zu] = %g, expected %g", count, i,
-             recv[i], expected);
+      EXPECT(recv[i] == expected, "all-reduce count %zu: [%zu] = %g, expected %g", count, i, recv[i], expected);
     }
     free(send);
     free(recv);
@@ -96,8 +95,7 @@ static int check_all_gather(int rank, ncclComm_t comm) {
   CHECK(ncclAllGather(send, recv, kCount, ncclDouble, comm, NULL));
   for (int r = 0; r < kRanks; ++r) {
     for (int i = 0; i < kCount; ++i) {
-      EXPECT(recv[r * kCount + i] == r * 100 + i, "all-gather: block %d [%d] = %g", r, i,
-             recv[r * kCount + i]);
+      EXPECT(recv[r * kCount + i] == r * 100 + i, "all-gather: block %d [%d] = %g", r, i, recv[r * kCount + i]);
     }
   }
   return 0;
@@ -117,8 +115,7 @@ static int check_ring(int rank, ncclComm_t comm) {
   CHECK(ncclRecv(recv, kCount, ncclInt64, previous, comm, NULL));
   CHECK(ncclGroupEnd());
   for (int i = 0; i < kCount; ++i) {
-    EXPECT(recv[i] == previous * 1000000LL + i, "ring: [%d] = %lld from rank %d", i, recv[i],
-           previous);
+    EXPECT(recv[i] == previous * 1000000LL + i, "ring: [%d] = %lld from rank %d", i, recv[i], previous);
   }
   return 0;
 }
@@ -126,12 +123,15 @@ static int check_ring(int rank, ncclComm_t comm) {
 static int run_rank(int rank, ncclUniqueId id) {
   ncclComm_t comm = NULL;
   int count = 0, user_rank = -1;
-  CHECK(ncclCommInitRank(&comm, kRanks, id, rank));
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 1;
+  config.commName = "vendor_program";
+  CHECK(ncclCommInitRankConfig(&comm, kRanks, id, rank, &config));
   CHECK(ncclCommCount(comm, &count));
   CHECK(ncclCommUserRank(comm, &user_rank));
   EXPECT(count == kRanks && user_rank == rank, "count %d rank %d", count, user_rank);
-  if (check_all_reduce(rank, comm) || check_broadcast(rank, comm) ||
-      check_all_gather(rank, comm) || check_ring(rank, comm)) {
+  if (check_all_reduce(rank, comm) || check_broadcast(rank, comm) || check_all_gather(rank, comm) ||
+      check_ring(rank, comm)) {
     return 1;
   }
   CHECK(ncclCommDestroy(comm));
@@ -196,7 +196,9 @@ int main(int argc, char** argv) {
   EXPECT(nccl_comes_from(argv[1]), "the NCCL in use is not %s", argv[1]);
   int version = 0;
   CHECK(ncclGetVersion(&version));
-  EXPECT(version == NCCL_VERSION_CODE, "version %d, expected %d", version, NCCL_VERSION_CODE);
+  /* DeepComm implements 2.30.7, at least the version of the header this was compiled against. */
+  EXPECT(version == NCCL_VERSION(2, 30, 7) && version >= NCCL_VERSION_CODE,
+         "version %d, expected 23007 (compiled against %d)", version, NCCL_VERSION_CODE);
 
   ncclUniqueId id;
   CHECK(ncclGetUniqueId(&id));

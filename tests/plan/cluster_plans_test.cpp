@@ -55,7 +55,8 @@ topo::TopologyFile tiers_file(int hosts, int group_size, bool per_rail) {
   if (group_size > 0) {
     topo::Tier fast = tier("fast", 100, 2, per_rail);
     for (int first = 0; first < hosts; first += group_size)
-      fast.groups.push_back({"", {topo::HostRef{"", static_cast<uint32_t>(first), static_cast<uint32_t>(group_size), 0}}, 0});
+      fast.groups.push_back(
+          {"", {topo::HostRef{"", static_cast<uint32_t>(first), static_cast<uint32_t>(group_size), 0}}, 0});
     file.tiers = {fast, tier("slow", 10, 20, false)};
   } else {
     file.tiers = {tier("net", 25, 5, per_rail)};
@@ -174,7 +175,7 @@ void expect_same_links(const std::map<Traffic::Link, double>& a, const std::map<
     auto it = b.find(link);
     ASSERT_NE(it, b.end()) << "tier " << std::get<0>(link) << " host " << std::get<1>(link);
     EXPECT_NEAR(it->second, bytes, 1e-6 * bytes) << "tier " << std::get<0>(link) << " host " << std::get<1>(link)
-                                                  << " rail " << std::get<2>(link) << " out " << std::get<3>(link);
+                                                 << " rail " << std::get<2>(link) << " out " << std::get<3>(link);
   }
 }
 
@@ -192,7 +193,7 @@ TEST(FakeClusters, AnalyticalTrafficMatchesTheMaterializedPlans) {
         q.collective = c;
         q.nranks = n;
         q.root = rooted(c) ? n - 1 : -1;
-        q.count = 840 * 840;  // every level's segments equal: the formulas' even split is exact
+        q.count = 840 * 840;         // every level's segments equal: the formulas' even split is exact
         q.chunk_bytes = 1ull << 30;  // one chunk: the latencies are the formulas' too
         q.cluster = cluster.view;
         // Dense requests only: compressed plans are checked in compressed_plan_test.
@@ -245,7 +246,8 @@ TEST(FakeClusters, AllReduceMessageCountsMatchThePlansForFewElements) {
         if (g.collective != dcCollAllReduce || g.compressed || !g.applicable(q, everyone)) continue;
         SCOPED_TRACE(std::string(g.name) + " count " + std::to_string(count));
         q.algorithms = AlgorithmFilter::only(g.name);
-        EXPECT_EQ(g.traffic(q, everyone).host_message_ends(), materialized_traffic(make_plans(q), q).host_message_ends());
+        EXPECT_EQ(g.traffic(q, everyone).host_message_ends(),
+                  materialized_traffic(make_plans(q), q).host_message_ends());
         if (testing::Test::HasFailure()) return;
       }
     }

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "compression/compression.h"
 #include "base/error.h"
+#include "compression/compression.h"
 #include "kernels/reduce.h"
 #include "src/plan/plan.h"
 #include "src/plan/select.h"
@@ -23,7 +23,9 @@ namespace {
 using compression::parse_spec;
 
 // Small multiples of 1/2: float32 and float16 sums of up to 8 of them are exact.
-double half_steps(int rank, uint64_t i) { return static_cast<double>(static_cast<int64_t>((rank * 37 + i * 11) % 101) - 50) * 0.5; }
+double half_steps(int rank, uint64_t i) {
+  return static_cast<double>(static_cast<int64_t>((rank * 37 + i * 11) % 101) - 50) * 0.5;
+}
 
 // Gradient-like values: mostly small, a few large.
 double gradient_like(int rank, uint64_t i) {
@@ -77,7 +79,8 @@ Simulation prepare(PlanRequest q, dcDataType_t type, double (*value)(int, uint64
     run.memories.push_back(sim::allocate(run.plans.back(), q.elem_size));
   }
   for (int r = 0; r < q.nranks; ++r)
-    for (uint64_t i = 0; i < q.count; ++i) store(type, sim::address(run.memories[r], {BufId::Input, i}, q.elem_size), value(r, i));
+    for (uint64_t i = 0; i < q.count; ++i)
+      store(type, sim::address(run.memories[r], {BufId::Input, i}, q.elem_size), value(r, i));
   return run;
 }
 
@@ -93,7 +96,8 @@ std::vector<double> simulate(Simulation& run, const PlanRequest& q, dcDataType_t
                           sim::address(run.memories[r], {BufId::Output, 0}, q.elem_size), bytes),
               0)
         << "rank " << r << " differs bitwise from rank 0";
-  for (uint64_t i = 0; i < q.count; ++i) out[i] = load(type, sim::address(run.memories[0], {BufId::Output, i}, q.elem_size));
+  for (uint64_t i = 0; i < q.count; ++i)
+    out[i] = load(type, sim::address(run.memories[0], {BufId::Output, i}, q.elem_size));
   return out;
 }
 
@@ -102,7 +106,8 @@ const std::vector<std::string> kAlgorithms = {"twophase", "sparsegather", ""};
 // Hosts of 1 to 4 ranks, even and uneven, over shared memory and over sockets inside each.
 std::vector<std::shared_ptr<const ClusterView>> host_layouts() {
   std::vector<std::shared_ptr<const ClusterView>> layouts;
-  for (const std::vector<int>& per_host : std::vector<std::vector<int>>{{2, 2}, {2, 2, 2}, {3, 3}, {4, 4}, {3, 1}, {1, 2, 3}})
+  for (const std::vector<int>& per_host :
+       std::vector<std::vector<int>>{{2, 2}, {2, 2, 2}, {3, 3}, {4, 4}, {3, 1}, {1, 2, 3}})
     for (bool shm : {true, false}) layouts.push_back(ClusterView::layout(per_host, shm));
   return layouts;
 }
@@ -124,8 +129,8 @@ TEST(CompressedPlanSimulation, HierarchicalIsDenseInsideHostsAndCompressedAcross
           ASSERT_FALSE(plan.phases.empty());
           for (size_t p = 0; p < plan.phases.size(); ++p) {
             const bool dense = !alone && (p == 0 || p + 1 == plan.phases.size());
-            ASSERT_EQ(plan.phases[p].name, dense ? (p == 0 ? "reduce-scatter in host" : "all-gather in host")
-                                                 : "compressed all-reduce");
+            ASSERT_EQ(plan.phases[p].name,
+                      dense ? (p == 0 ? "reduce-scatter in host" : "all-gather in host") : "compressed all-reduce");
           }
         }
         std::vector<double> out = simulate(run, q, dcFloat32, dcSum, seed++);
@@ -153,8 +158,8 @@ TEST(CompressedPlanSimulation, LosslessSpecGivesTheExactSum) {
       for (bool in_place : {false, true})
         for (dcDataType_t type : {dcFloat32, dcFloat16})
           for (const std::string& algorithm : kAlgorithms) {
-            SCOPED_TRACE("n=" + std::to_string(n) + " count=" + std::to_string(count) + " in_place=" +
-                         std::to_string(in_place) + " " + datatype_name(type) + " " + algorithm);
+            SCOPED_TRACE("n=" + std::to_string(n) + " count=" + std::to_string(count) +
+                         " in_place=" + std::to_string(in_place) + " " + datatype_name(type) + " " + algorithm);
             const PlanRequest q = request(n, count, "topk:1", type, in_place, algorithm);
             Simulation run = prepare(q, type, half_steps);
             const std::vector<double> out = simulate(run, q, type, dcSum, seed++);

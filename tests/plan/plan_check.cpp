@@ -91,11 +91,10 @@ double expected(const PlanRequest& q, dcRedOp_t op, dcDataType_t type, int r, ui
 
 // Simulates one operation on all ranks and checks outputs (and untouched inputs out of place).
 void simulate_and_check(const PlanRequest& q, TypeOp to, uint64_t seed) {
-  SCOPED_TRACE(std::string(collective_name(q.collective)) + " n=" + std::to_string(q.nranks) +
-               " count=" + std::to_string(q.count) + " root=" + std::to_string(q.root) +
-               " in_place=" + std::to_string(q.in_place) + " algorithms=" + q.algorithms.canonical() +
-               " type=" + datatype_name(to.type) + " op=" + redop_name(to.op) +
-               " chunk_bytes=" + std::to_string(q.chunk_bytes) +
+  SCOPED_TRACE(std::string(collective_name(q.collective)) + " n=" + std::to_string(q.nranks) + " count=" +
+               std::to_string(q.count) + " root=" + std::to_string(q.root) + " in_place=" + std::to_string(q.in_place) +
+               " algorithms=" + q.algorithms.canonical() + " type=" + datatype_name(to.type) +
+               " op=" + redop_name(to.op) + " chunk_bytes=" + std::to_string(q.chunk_bytes) +
                " cluster=" + (q.cluster ? q.cluster->describe() : std::string("default")));
   const std::vector<Plan> plans = make_plans(q);
   ASSERT_EQ(sim::check_invariants(plans), "");
@@ -108,8 +107,7 @@ void simulate_and_check(const PlanRequest& q, TypeOp to, uint64_t seed) {
     memories.push_back(sim::allocate(p, q.elem_size));
     sim::RankMemory& m = memories.back();
     for (uint64_t i = 0; i < p.sizes.input; ++i) {
-      store(to.type, sim::address(m, {BufId::Input, i}, q.elem_size),
-            input_value(to.type, p.rank, i));
+      store(to.type, sim::address(m, {BufId::Input, i}, q.elem_size), input_value(to.type, p.rank, i));
     }
   }
   ASSERT_EQ(sim::run(plans, memories, to.type, to.op, seed), "");
@@ -119,13 +117,11 @@ void simulate_and_check(const PlanRequest& q, TypeOp to, uint64_t seed) {
     for (uint64_t i = 0; i < plans[r].sizes.output; ++i) {
       const double want = expected(q, to.op, to.type, r, i);
       const double got = load(to.type, sim::address(m, {BufId::Output, i}, q.elem_size));
-      ASSERT_NEAR(got, want, 1e-9 * std::max(1.0, std::fabs(want)))
-          << "rank " << r << " output element " << i;
+      ASSERT_NEAR(got, want, 1e-9 * std::max(1.0, std::fabs(want))) << "rank " << r << " output element " << i;
     }
     if (!q.in_place) {
       for (uint64_t i = 0; i < plans[r].sizes.input; ++i) {
-        ASSERT_EQ(load(to.type, sim::address(m, {BufId::Input, i}, q.elem_size)),
-                  input_value(to.type, r, i))
+        ASSERT_EQ(load(to.type, sim::address(m, {BufId::Input, i}, q.elem_size)), input_value(to.type, r, i))
             << "rank " << r << " input element " << i << " was overwritten";
       }
     }
@@ -140,6 +136,5 @@ void simulate_and_check(const PlanRequest& q, TypeOp to, uint64_t seed) {
     }
   }
 }
-
 
 }  // namespace dc

@@ -43,8 +43,8 @@ std::string check_invariants(const std::vector<Plan>& plans) {
   std::map<Key, uint64_t> sent, received;
   for (const Plan& plan : plans) {
     if (plan.count == 0 && !plan.steps.empty()) return at(plan, 0) + ": count 0 needs no steps";
-    const bool rooted_output = (plan.collective == dcCollReduce ||
-                                plan.collective == dcCollGather) && plan.rank != plan.root;
+    const bool rooted_output =
+        (plan.collective == dcCollReduce || plan.collective == dcCollGather) && plan.rank != plan.root;
     if (rooted_output && plan.sizes.output != 0) return "non-root plan declares an Output";
     for (size_t i = 0; i < plan.steps.size(); ++i) {
       const Step& s = plan.steps[i];
@@ -80,9 +80,8 @@ std::string check_invariants(const std::vector<Plan>& plans) {
   }
   for (const auto& [key, count] : sent) {
     auto it = received.find(key);
-    const std::string what = "message " + std::to_string(std::get<0>(key)) + "->" +
-                             std::to_string(std::get<1>(key)) + " tag " +
-                             std::to_string(std::get<2>(key));
+    const std::string what = "message " + std::to_string(std::get<0>(key)) + "->" + std::to_string(std::get<1>(key)) +
+                             " tag " + std::to_string(std::get<2>(key));
     if (it == received.end()) return what + " is never received";
     if (it->second != count) return what + " has different send and receive counts";
   }
@@ -123,10 +122,8 @@ std::string check_hazards(const std::vector<Plan>& plans, size_t elem_size) {
             const Location lx = locate(memory, x.place);
             const Location ly = locate(memory, y.place);
             const uint64_t cx = x.size, cy = y.size;
-            if (lx.memory == ly.memory && lx.offset < ly.offset + cy &&
-                ly.offset < lx.offset + cx) {
-              return at(plan, a) + " and " + at(plan, b) +
-                     " touch the same memory, one writing, without an order";
+            if (lx.memory == ly.memory && lx.offset < ly.offset + cy && ly.offset < lx.offset + cx) {
+              return at(plan, a) + " and " + at(plan, b) + " touch the same memory, one writing, without an order";
             }
           }
         }

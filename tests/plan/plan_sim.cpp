@@ -5,8 +5,8 @@
 #include <random>
 #include <tuple>
 
-#include "compression/compression.h"
 #include "base/error.h"
+#include "compression/compression.h"
 #include "kernels/reduce.h"
 
 namespace dc::sim {
@@ -17,8 +17,7 @@ uint64_t in_place_input_base(const Plan& plan) {
 }
 
 uint64_t in_place_output_base(const Plan& plan) {
-  return plan.collective == dcCollReduceScatter ? static_cast<uint64_t>(plan.rank) * plan.count
-                                                : 0;
+  return plan.collective == dcCollReduceScatter ? static_cast<uint64_t>(plan.rank) * plan.count : 0;
 }
 
 uint64_t buffer_size(const Plan& plan, BufId buf) {
@@ -68,8 +67,7 @@ RankMemory allocate(const Plan& plan, size_t elem_size) {
   if (plan.in_place) {
     m.input_base = in_place_input_base(plan);
     m.output_base = in_place_output_base(plan);
-    const uint64_t elems =
-        std::max(m.input_base + plan.sizes.input, m.output_base + plan.sizes.output);
+    const uint64_t elems = std::max(m.input_base + plan.sizes.input, m.output_base + plan.sizes.output);
     m.shared.resize(elems * elem_size);
   } else {
     m.input.resize(plan.sizes.input * elem_size);
@@ -80,11 +78,8 @@ RankMemory allocate(const Plan& plan, size_t elem_size) {
 
 Location locate(const RankMemory& memory, BufRef ref) {
   switch (ref.buf) {
-    case BufId::Input:
-      return memory.in_place ? Location{2, memory.input_base + ref.offset} : Location{0, ref.offset};
-    case BufId::Output:
-      return memory.in_place ? Location{2, memory.output_base + ref.offset}
-                             : Location{1, ref.offset};
+    case BufId::Input: return memory.in_place ? Location{2, memory.input_base + ref.offset} : Location{0, ref.offset};
+    case BufId::Output: return memory.in_place ? Location{2, memory.output_base + ref.offset} : Location{1, ref.offset};
     case BufId::Scratch: return {3, ref.offset};
     case BufId::Bytes: return {4, ref.offset};
     case BufId::Residual: return {5, ref.offset};
@@ -100,8 +95,8 @@ std::byte* address(RankMemory& memory, BufRef ref, size_t elem_size) {
   return bytes[at.memory]->data() + at.offset * elem_size;
 }
 
-std::string run(const std::vector<Plan>& plans, std::vector<RankMemory>& memories,
-                dcDataType_t datatype, dcRedOp_t op, uint64_t seed) {
+std::string run(const std::vector<Plan>& plans, std::vector<RankMemory>& memories, dcDataType_t datatype, dcRedOp_t op,
+                uint64_t seed) {
   const size_t elem = datatype_size(datatype);
   const int n = static_cast<int>(plans.size());
   auto where = [&](StepId id) {
@@ -118,7 +113,8 @@ std::string run(const std::vector<Plan>& plans, std::vector<RankMemory>& memorie
       if (s.kind >= StepKind::Encode && s.kind != StepKind::RecvDecode && s.slot >= plans[r].length_slots)
         return where({r, i}) + " uses a length slot the plan does not have";
       for (const StepAccess& a : step_accesses(s, ef))
-        if (a.place.offset + a.size > buffer_size(plans[r], a.place.buf)) return where({r, i}) + " is outside its buffer";
+        if (a.place.offset + a.size > buffer_size(plans[r], a.place.buf))
+          return where({r, i}) + " is outside its buffer";
     }
   }
 
@@ -205,9 +201,7 @@ std::string run(const std::vector<Plan>& plans, std::vector<RankMemory>& memorie
   std::vector<std::vector<uint64_t>> lengths(n);
   for (int r = 0; r < n; ++r) lengths[r].assign(plans[r].length_slots, 0);
   auto bytes_at = [&](int r, BufRef ref) { return reinterpret_cast<uint8_t*>(at(r, ref)); };
-  auto target = [&](int r, const Step& s) {
-    return compression::Target{datatype, at(r, s.dst), s.count, s.overwrite};
-  };
+  auto target = [&](int r, const Step& s) { return compression::Target{datatype, at(r, s.dst), s.count, s.overwrite}; };
 
   std::mt19937_64 random(seed);
   while (!ready.empty()) {
@@ -225,8 +219,7 @@ std::string run(const std::vector<Plan>& plans, std::vector<RankMemory>& memorie
           std::memmove(at(rid.rank, r.dst), at(id.rank, s.src), bytes);
         } else {
           std::memmove(at(rid.rank, r.aux), at(id.rank, s.src), bytes);
-          reduce(datatype, op, at(rid.rank, r.dst), at(rid.rank, r.src), at(rid.rank, r.aux),
-                 s.count);
+          reduce(datatype, op, at(rid.rank, r.dst), at(rid.rank, r.src), at(rid.rank, r.aux), s.count);
         }
         complete(id);
         complete(rid);
@@ -259,8 +252,10 @@ std::string run(const std::vector<Plan>& plans, std::vector<RankMemory>& memorie
           float* residual = spec.error_feedback ? reinterpret_cast<float*>(at(id.rank, s.aux)) : nullptr;
           compression::Encoder encoder;
           const std::span<float> r = residual ? std::span<float>(residual, s.count) : std::span<float>();
-          lengths[id.rank][s.slot] = encoder.encode(spec, datatype, at(id.rank, s.src), s.count, r, seed + id.index,
-                                                    {bytes_at(id.rank, s.dst), s.bytes}).bytes;
+          lengths[id.rank][s.slot] = encoder
+                                         .encode(spec, datatype, at(id.rank, s.src), s.count, r, seed + id.index,
+                                                 {bytes_at(id.rank, s.dst), s.bytes})
+                                         .bytes;
         } catch (const Error& e) {
           return where(id) + ": " + e.what();
         }
@@ -294,8 +289,8 @@ std::string run(const std::vector<Plan>& plans, std::vector<RankMemory>& memorie
       for (uint32_t i = 0; i < plans[r].steps.size(); ++i) {
         if (deps_done[r][i] && !completed[r][i]) {
           if (is_transfer(plans[r].steps[i].kind)) {
-            return "deadlock: " + std::to_string(remaining) + " steps left, e.g. " +
-                   where({r, i}) + " waits for its peer";
+            return "deadlock: " + std::to_string(remaining) + " steps left, e.g. " + where({r, i}) +
+                   " waits for its peer";
           }
         }
       }

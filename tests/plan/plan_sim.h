@@ -47,7 +47,7 @@ std::byte* address(RankMemory& memory, BufRef ref, size_t elem_size);
 
 // Runs plans[r] on memories[r] for every rank. Returns "" on success, else what went wrong
 // (unmatched message, out-of-bounds place, deadlock).
-std::string run(const std::vector<Plan>& plans, std::vector<RankMemory>& memories,
-                dcDataType_t datatype, dcRedOp_t op, uint64_t seed);
+std::string run(const std::vector<Plan>& plans, std::vector<RankMemory>& memories, dcDataType_t datatype, dcRedOp_t op,
+                uint64_t seed);
 
 }  // namespace dc::sim

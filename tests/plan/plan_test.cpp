@@ -40,11 +40,10 @@ std::vector<int> roots_for(int n) {
   return {0, n - 1, 1};
 }
 
-void sweep(dcCollective_t collective, const std::vector<TypeOp>& types,
-           const std::vector<std::string>& algorithms) {
+void sweep(dcCollective_t collective, const std::vector<TypeOp>& types, const std::vector<std::string>& algorithms) {
   uint64_t seed = 1;
-  const bool rooted = collective == dcCollBroadcast || collective == dcCollReduce ||
-                      collective == dcCollGather || collective == dcCollScatter;
+  const bool rooted = collective == dcCollBroadcast || collective == dcCollReduce || collective == dcCollGather ||
+                      collective == dcCollScatter;
   for (int n : kRankCounts) {
     for (uint64_t count : kCounts) {
       for (bool in_place : {false, true}) {
@@ -78,8 +77,7 @@ void sweep(dcCollective_t collective, const std::vector<TypeOp>& types,
   }
 }
 
-const std::vector<TypeOp> kReductionTypes = {
-    {dcFloat32, dcSum}, {dcInt32, dcMax}, {dcFloat64, dcAvg}};
+const std::vector<TypeOp> kReductionTypes = {{dcFloat32, dcSum}, {dcInt32, dcMax}, {dcFloat64, dcAvg}};
 const std::vector<TypeOp> kMovementTypes = {{dcFloat32, dcSum}, {dcFloat64, dcSum}};
 
 TEST(PlanSimulation, AllReduceEveryAlgorithmAndChosen) {
@@ -118,13 +116,11 @@ TEST(PlanSimulation, SendRecv) {
     std::vector<sim::RankMemory> memories;
     for (const Plan& p : plans) memories.push_back(sim::allocate(p, 4));
     for (uint64_t i = 0; i < count; ++i) {
-      store(dcFloat32, sim::address(memories[0], {BufId::Input, i}, 4),
-            input_value(dcFloat32, 0, i));
+      store(dcFloat32, sim::address(memories[0], {BufId::Input, i}, 4), input_value(dcFloat32, 0, i));
     }
     ASSERT_EQ(sim::run(plans, memories, dcFloat32, dcSum, 7), "");
     for (uint64_t i = 0; i < count; ++i) {
-      ASSERT_EQ(load(dcFloat32, sim::address(memories[2], {BufId::Output, i}, 4)),
-                input_value(dcFloat32, 0, i));
+      ASSERT_EQ(load(dcFloat32, sim::address(memories[2], {BufId::Output, i}, 4)), input_value(dcFloat32, 0, i));
     }
   }
 }
@@ -243,8 +239,7 @@ TEST(PlanErrors, ImpossibleRequestsThrowInvalidArgument) {
   bad = q;
   bad.rank = -1;
   EXPECT_EQ(code_of(bad), dcInvalidArgument);
-  for (dcCollective_t c : {dcCollBroadcast, dcCollReduce, dcCollGather, dcCollScatter, dcCollSend,
-                           dcCollRecv}) {
+  for (dcCollective_t c : {dcCollBroadcast, dcCollReduce, dcCollGather, dcCollScatter, dcCollSend, dcCollRecv}) {
     bad = q;
     bad.collective = c;
     bad.root = 4;

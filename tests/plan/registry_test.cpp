@@ -203,7 +203,8 @@ topo::TopologyFile two_tiers(int hosts, int group_size) {
   fast.bandwidth_gbps = 400;
   fast.latency_us = 2;
   for (int first = 0; first < hosts; first += group_size)
-    fast.groups.push_back({"", {topo::HostRef{"", static_cast<uint32_t>(first), static_cast<uint32_t>(group_size), 0}}, 0});
+    fast.groups.push_back(
+        {"", {topo::HostRef{"", static_cast<uint32_t>(first), static_cast<uint32_t>(group_size), 0}}, 0});
   topo::Tier slow;
   slow.name = "ethernet";
   slow.bandwidth_gbps = 10;
@@ -418,8 +419,8 @@ TEST(ComposedPlan, EveryHostSendsAcrossAfterAChunkOfItsSums) {
       const int sums = sums_before_first_cross_host_send(*cluster, plan);
       const std::string where = "on " + cluster->describe() + ", rank " + std::to_string(rank);
       EXPECT_GE(sums, sums_per_chunk) << where << " sends to another host before its host's sum";
-      EXPECT_LE(sums, 2 * sums_per_chunk) << where << "'s first message to another host waits for " << sums
-                                          << " sums of its host's reduce-scatter";
+      EXPECT_LE(sums, 2 * sums_per_chunk)
+          << where << "'s first message to another host waits for " << sums << " sums of its host's reduce-scatter";
     }
   }
 }

@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "compression/form/spec.h"
 #include "base/error.h"
+#include "compression/form/spec.h"
 #include "src/plan/algorithm_filter.h"
 #include "src/plan/select.h"
 #include "src/plan/tuning.h"
@@ -79,8 +79,9 @@ TEST(Tuning, ARuleAppliesOnlyInsideItsScope) {
 }
 
 TEST(Tuning, TheFirstRuleWithACandidateDecides) {
-  const topo::TopologyFile file = file_with({rule("allreduce", "dbtree", 0, 1 << 30), rule("allreduce", "ring", 0, 1 << 30),
-                                             rule("allreduce", "tree", 0, 1 << 30)});
+  const topo::TopologyFile file =
+      file_with({rule("allreduce", "dbtree", 0, 1 << 30), rule("allreduce", "ring", 0, 1 << 30),
+                 rule("allreduce", "tree", 0, 1 << 30)});
   EXPECT_EQ(first(all_reduce(file, 64 << 10)), "dbtree");
   // DEEPCOMM_ALGO leaves the double binary tree out: its rule is passed over.
   PlanRequest q = all_reduce(file, 64 << 10);

@@ -84,8 +84,8 @@ TEST(CommMemory, DestroyedCommunicatorsGiveBackTheirHeap) {
     ASSERT_TRUE(WIFEXITED(status)) << "rank " << r << " died";
     EXPECT_NE(WEXITSTATUS(status), 2) << "rank " << r << ": a call failed";
     EXPECT_NE(WEXITSTATUS(status), 3) << "rank " << r << " holds more heap in its last " << kWindow
-                                      << " rounds than in its first " << kWindow << " (+"
-                                      << (kSlackBytes >> 10) << " KiB allowed)";
+                                      << " rounds than in its first " << kWindow << " (+" << (kSlackBytes >> 10)
+                                      << " KiB allowed)";
     EXPECT_EQ(WEXITSTATUS(status), 0);
   }
 }

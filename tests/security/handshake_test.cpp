@@ -20,8 +20,8 @@ struct Exchange {
   bool client_accepted = false;
 };
 
-Exchange run(const Secret& client_secret, const Secret& server_secret, uint64_t client_session,
-        uint64_t server_session, Purpose purpose = Purpose::TcpPeer) {
+Exchange run(const Secret& client_secret, const Secret& server_secret, uint64_t client_session, uint64_t server_session,
+             Purpose purpose = Purpose::TcpPeer) {
   Exchange r;
   Client client(client_secret, purpose, client_session);
   Server server(server_secret, server_session, {Purpose::TcpPeer, Purpose::RootJoin});

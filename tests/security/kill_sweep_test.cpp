@@ -35,7 +35,8 @@ int rank_body(int rank, const dcUniqueId& id) {
   for (int round = 0; round < 3; ++round) {
     dcResult_t r = dcAllReduce(small.data(), small.data(), small.size(), dcFloat32, dcSum, comm, nullptr);
     if (r == dcSuccess) r = dcAllReduce(large.data(), large.data(), large.size(), dcFloat32, dcSum, comm, nullptr);
-    if (r == dcSuccess) r = dcBroadcast(large.data(), large.data(), large.size() / 2, dcFloat32, round % kRanks, comm, nullptr);
+    if (r == dcSuccess)
+      r = dcBroadcast(large.data(), large.data(), large.size() / 2, dcFloat32, round % kRanks, comm, nullptr);
     if (r == dcSuccess) r = dcAllGather(large.data(), gathered.data(), 1024, dcFloat32, comm, nullptr);
     if (r != dcSuccess) {
       dcCommAbort(comm);
@@ -104,9 +105,11 @@ TEST(KillSweep, NothingSurvivesInDevShmAndSurvivorsFailCleanly) {
     std::this_thread::sleep_until(run.started + at);
     kill(run.pids[victim], SIGKILL);
     EXPECT_EQ(dctest::dev_shm_names(), before) << "a name in /dev/shm while the ranks run (kill " << k << ")";
-    EXPECT_EQ(finish(run, victim), "")
-        << "rank " << victim << " killed " << std::chrono::duration_cast<std::chrono::milliseconds>(at).count()
-        << " ms into a run of " << std::chrono::duration_cast<std::chrono::milliseconds>(length).count() << " ms";
+    EXPECT_EQ(finish(run, victim), "") << "rank " << victim << " killed "
+                                       << std::chrono::duration_cast<std::chrono::milliseconds>(at).count()
+                                       << " ms into a run of "
+                                       << std::chrono::duration_cast<std::chrono::milliseconds>(length).count()
+                                       << " ms";
     EXPECT_EQ(dctest::dev_shm_names(), before) << "left in /dev/shm after kill " << k;
   }
   unsetenv("DEEPCOMM_SHM_CMA");

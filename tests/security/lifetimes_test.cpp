@@ -12,8 +12,8 @@
 #include <thread>
 #include <vector>
 
-#include "deepcomm/deepcomm.h"
 #include "base/error.h"
+#include "deepcomm/deepcomm.h"
 #include "src/exec/engine.h"
 #include "src/exec/engine_call.h"
 
@@ -73,8 +73,8 @@ TEST_F(Lifetimes, AbortWhileOtherThreadsEnter) {
     ASSERT_EQ(dcCommInitAll(comms, 2), dcSuccess) << dcGetLastError();
     auto caller = [&](dcComm_t comm, dcResult_t* last) {
       std::vector<float> data(256, 1.f);
-      while ((*last = dcAllReduce(data.data(), data.data(), data.size(), dcFloat32, dcSum, comm, nullptr)) == dcSuccess) {
-      }
+      while ((*last = dcAllReduce(data.data(), data.data(), data.size(), dcFloat32, dcSum, comm, nullptr)) ==
+             dcSuccess) {}
     };
     dcResult_t last0 = dcSuccess, last1 = dcSuccess, query = dcSuccess;
     std::thread issuer(caller, comms[0], &last0);
@@ -83,8 +83,7 @@ TEST_F(Lifetimes, AbortWhileOtherThreadsEnter) {
       int count = 0;
       dcResult_t error;
       while ((query = dcCommCount(comms[0], &count)) == dcSuccess &&
-             (query = dcCommGetAsyncError(comms[0], &error)) == dcSuccess) {
-      }
+             (query = dcCommGetAsyncError(comms[0], &error)) == dcSuccess) {}
     });
     std::this_thread::sleep_for(std::chrono::milliseconds(5 * round));
     EXPECT_EQ(dcCommAbort(comms[0]), dcSuccess) << dcGetLastError();

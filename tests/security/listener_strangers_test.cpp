@@ -4,9 +4,9 @@
 // SO_PEERCRED), or a second time, are refused without disturbing the real peer; and the real
 // connection then carries data.
 #include <gtest/gtest.h>
-#include <cstdio>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <cstdio>
 
 #include <cstring>
 #include <memory>
@@ -37,7 +37,8 @@ struct Listener {
 
 Target tcp_target(const std::string& address) {
   const auto colon = address.rfind(':'), slash = address.rfind('/');
-  return Target::tcp(address.substr(0, colon), static_cast<uint16_t>(std::stoi(address.substr(colon + 1, slash - colon - 1))));
+  return Target::tcp(address.substr(0, colon),
+                     static_cast<uint16_t>(std::stoi(address.substr(colon + 1, slash - colon - 1))));
 }
 PeerToken tcp_token(const std::string& address) {
   PeerToken t{};
@@ -62,8 +63,9 @@ std::shared_future<Connected> start_connect(RankIo& io, Transport& t, int peer, 
   auto promise = std::make_shared<std::promise<Connected>>();
   std::shared_future<Connected> future = promise->get_future().share();
   io.call([&] {
-    t.connect(peer, address, kConnectMs,
-              [promise](const Status& s, std::shared_ptr<Connection> c) { promise->set_value({s, std::move(c)}); });
+    t.connect(peer, address, kConnectMs, [promise](const Status& s, std::shared_ptr<Connection> c) {
+      promise->set_value({s, std::move(c)});
+    });
   });
   return future;
 }

@@ -60,9 +60,7 @@ int listeners_while_connected(const char* transport) {
   return listening;
 }
 
-TEST(Listeners, SingleHostCommunicatorListensOnNoTcpPort) {
-  EXPECT_EQ(listeners_while_connected(nullptr), 0);
-}
+TEST(Listeners, SingleHostCommunicatorListensOnNoTcpPort) { EXPECT_EQ(listeners_while_connected(nullptr), 0); }
 
 TEST(Listeners, TcpAskedForListensForItsDialers) {
   // Ranks 1 and 2 accept their lower peers' connections: two listeners (the root's is closed).

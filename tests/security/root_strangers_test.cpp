@@ -2,8 +2,8 @@
 // (idle, noise, oversized claims, wrong secrets, forged proofs) cost little memory, no descriptors
 // once gone, are never held beyond the cap or the deadline, and a real init after them succeeds.
 #include <gtest/gtest.h>
-#include <cstdio>
 #include <unistd.h>
+#include <cstdio>
 
 #include <thread>
 #include <vector>
@@ -33,8 +33,7 @@ void real_init_and_all_reduce(const dcUniqueId& id, int nranks) {
       std::vector<float> data(4096, float(r + 1));
       if (dcAllReduce(data.data(), data.data(), data.size(), dcFloat32, dcSum, comm, nullptr) != dcSuccess)
         problems[r] = std::string("all-reduce: ") + dcGetLastError();
-      else if (data[4095] != float(nranks * (nranks + 1) / 2))
-        problems[r] = "wrong sum " + std::to_string(data[4095]);
+      else if (data[4095] != float(nranks * (nranks + 1) / 2)) problems[r] = "wrong sum " + std::to_string(data[4095]);
       dcCommDestroy(comm);
     });
   for (auto& t : ranks) t.join();

@@ -62,7 +62,8 @@ TEST(HmacSha256, Rfc4231) {
   for (uint8_t b = 1; b <= 25; ++b) key4.push_back(b);
   const std::vector<Rfc4231Case> cases = {
       {repeat(0x0b, 20), "Hi There", "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7"},
-      {{'J', 'e', 'f', 'e'}, "what do ya want for nothing?",
+      {{'J', 'e', 'f', 'e'},
+       "what do ya want for nothing?",
        "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"},
       {repeat(0xaa, 20), std::string(50, '\xdd'), "773ea91e36800e46854db8ebd09181a72959098b3ef8c122d9635514ced565fe"},
       {key4, std::string(50, '\xcd'), "82558a389a443c0ea4cc819899f2083a85f0faa3e578f8077a2e3ff46729665b"},

@@ -76,8 +76,7 @@ int play(const Target& target, Stranger kind, uint64_t session, handshake::Purpo
   const int fd = connect_to(target);
   if (fd < 0) return -1;
   switch (kind) {
-    case Stranger::Idle:
-      break;
+    case Stranger::Idle: break;
     case Stranger::RandomBytes: {
       std::vector<uint8_t> noise(4096);
       random_bytes(noise.data(), noise.size());

@@ -36,11 +36,12 @@ constexpr size_t kLargeBytes = 16 << 20;
 constexpr size_t kKeptBytes = 2 * kLargeBytes + (8 << 20);
 constexpr size_t kFlatPeakBytes = 2 * kLargeBytes;
 
-const dcDataType_t kTypes[] = {dcInt8,    dcUint8,   dcInt32,   dcUint32,     dcInt64,     dcUint64,
+const dcDataType_t kTypes[] = {dcInt8,    dcUint8,   dcInt32,   dcUint32,   dcInt64,      dcUint64,
                                dcFloat16, dcFloat32, dcFloat64, dcBfloat16, dcFloat8e4m3, dcFloat8e5m2};
 const dcRedOp_t kOps[] = {dcSum, dcProd, dcMax, dcMin, dcAvg};
-const dcCollective_t kCollectives[] = {dcCollAllReduce, dcCollBroadcast, dcCollReduce, dcCollAllGather,
-                                       dcCollReduceScatter, dcCollAlltoAll, dcCollGather, dcCollScatter, dcCollSend};
+const dcCollective_t kCollectives[] = {dcCollAllReduce, dcCollBroadcast,     dcCollReduce,
+                                       dcCollAllGather, dcCollReduceScatter, dcCollAlltoAll,
+                                       dcCollGather,    dcCollScatter,       dcCollSend};
 
 // The same sequence on every rank: every rank draws the same operations.
 struct Rng {
@@ -178,17 +179,18 @@ int soak_rank(int rank, int n, const dcUniqueId& id, long ops) {
   const size_t first = first_half.front();
   const size_t peak1 = *std::max_element(first_half.begin(), first_half.end());
   const size_t peak2 = *std::max_element(second_half.begin(), second_half.end());
-  std::printf("SOAK rank=%d ops=%ld wrong=%ld splits=%ld replacements=%ld resident_first_kib=%zu "
-              "resident_median_kib=%zu/%zu resident_peak_kib=%zu/%zu fds=%d->%d\n",
-              rank, ops, wrong, splits, replacements, first >> 10, median(first_half) >> 10,
-              median(second_half) >> 10, peak1 >> 10, peak2 >> 10, fds_mark, fds_end);
+  std::printf(
+      "SOAK rank=%d ops=%ld wrong=%ld splits=%ld replacements=%ld resident_first_kib=%zu "
+      "resident_median_kib=%zu/%zu resident_peak_kib=%zu/%zu fds=%d->%d\n",
+      rank, ops, wrong, splits, replacements, first >> 10, median(first_half) >> 10, median(second_half) >> 10,
+      peak1 >> 10, peak2 >> 10, fds_mark, fds_end);
   std::string samples;
   for (const auto* half : {&first_half, &second_half})
     for (size_t bytes : *half) samples += " " + std::to_string(bytes >> 20);
   std::printf("SOAK rank=%d resident_mib_every_1000_ops:%s\n", rank, samples.c_str());
   std::fflush(stdout);
-  const bool flat = std::max(peak1, peak2) <= first + kKeptBytes && peak2 <= peak1 + kFlatPeakBytes &&
-                    fds_end <= fds_mark;
+  const bool flat =
+      std::max(peak1, peak2) <= first + kKeptBytes && peak2 <= peak1 + kFlatPeakBytes && fds_end <= fds_mark;
   return wrong == 0 && flat ? 0 : 1;
 }
 

@@ -4,12 +4,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <random>
-#include <algorithm>
 #include <sstream>
 #include <thread>
 
@@ -19,16 +19,16 @@ namespace dctest {
 
 namespace {
 
-const dcDataType_t kTypes[] = {dcInt8,    dcUint8,   dcInt32,   dcUint32,     dcInt64,     dcUint64,
+const dcDataType_t kTypes[] = {dcInt8,    dcUint8,   dcInt32,   dcUint32,   dcInt64,      dcUint64,
                                dcFloat16, dcFloat32, dcFloat64, dcBfloat16, dcFloat8e4m3, dcFloat8e5m2};
 const dcRedOp_t kOps[] = {dcSum, dcProd, dcMax, dcMin, dcAvg};
-const dcCollective_t kCollectives[] = {dcCollAllReduce, dcCollBroadcast, dcCollReduce,
+const dcCollective_t kCollectives[] = {dcCollAllReduce, dcCollBroadcast,     dcCollReduce,
                                        dcCollAllGather, dcCollReduceScatter, dcCollAlltoAll,
-                                       dcCollGather,    dcCollScatter,   dcCollSend};
+                                       dcCollGather,    dcCollScatter,       dcCollSend};
 
 bool is_float(dcDataType_t t) {
-  return t == dcFloat16 || t == dcFloat32 || t == dcFloat64 || t == dcBfloat16 ||
-         t == dcFloat8e4m3 || t == dcFloat8e5m2;
+  return t == dcFloat16 || t == dcFloat32 || t == dcFloat64 || t == dcBfloat16 || t == dcFloat8e4m3 ||
+         t == dcFloat8e5m2;
 }
 bool is_signed_int(dcDataType_t t) { return t == dcInt8 || t == dcInt32 || t == dcInt64; }
 
@@ -157,8 +157,8 @@ std::vector<uint8_t> typed_input(const Case& c, int r, int n) {
 }
 
 // Reduces element `index` of every rank's input; returns the expected value and tolerance.
-void reduce_reference(const Case& c, const std::vector<std::vector<uint8_t>>& inputs, size_t index,
-                      double* expected, double* tolerance) {
+void reduce_reference(const Case& c, const std::vector<std::vector<uint8_t>>& inputs, size_t index, double* expected,
+                      double* tolerance) {
   const dcDataType_t t = c.datatype;
   const int n = static_cast<int>(inputs.size());
   if (!is_float(t)) {
@@ -201,9 +201,7 @@ uint64_t fnv(const uint8_t* p, size_t n) {
 
 }  // namespace
 
-bool is_reduction(dcCollective_t c) {
-  return c == dcCollAllReduce || c == dcCollReduce || c == dcCollReduceScatter;
-}
+bool is_reduction(dcCollective_t c) { return c == dcCollAllReduce || c == dcCollReduce || c == dcCollReduceScatter; }
 
 std::string Case::describe() const {
   std::ostringstream s;
@@ -266,8 +264,7 @@ std::string run_case(dcComm_t comm, const Case& c, uint64_t* digest, size_t* wro
   size_t out_bytes = std::max(out_elems, in_elems) * es;
   if (c.in_place && (c.collective == dcCollReduceScatter || c.collective == dcCollScatter))
     out_bytes = c.count * n * es;
-  if (c.in_place && (c.collective == dcCollAllGather || c.collective == dcCollGather))
-    out_bytes = c.count * n * es;
+  if (c.in_place && (c.collective == dcCollAllGather || c.collective == dcCollGather)) out_bytes = c.count * n * es;
   std::vector<uint8_t> out_storage(out_bytes + 2 * guard, 0xA5), in_storage(input.size() + 2 * guard, 0x5A);
   uint8_t* out = out_storage.data() + guard;
   const void* send = nullptr;
@@ -295,9 +292,7 @@ std::string run_case(dcComm_t comm, const Case& c, uint64_t* digest, size_t* wro
         result_offset = rank * c.count * es;
         break;
       }
-      default:
-        std::copy(input.begin(), input.end(), out);
-        send = out;
+      default: std::copy(input.begin(), input.end(), out); send = out;
     }
   }
   if (out_elems == 0 && c.collective != dcCollScatter && !c.in_place) recv = nullptr;
@@ -347,21 +342,12 @@ std::string run_case(dcComm_t comm, const Case& c, uint64_t* digest, size_t* wro
     double expected = 0, tol = 0;
     switch (c.collective) {
       case dcCollAllReduce:
-      case dcCollReduce:
-        reduce_reference(c, all, i, &expected, &tol);
-        break;
-      case dcCollReduceScatter:
-        reduce_reference(c, all, rank * c.count + i, &expected, &tol);
-        break;
+      case dcCollReduce: reduce_reference(c, all, i, &expected, &tol); break;
+      case dcCollReduceScatter: reduce_reference(c, all, rank * c.count + i, &expected, &tol); break;
       case dcCollBroadcast: expected = load(c.datatype, all[c.root].data(), i); break;
       case dcCollAllGather:
-      case dcCollGather:
-        expected = load(c.datatype, all[i / c.count].data(), i % c.count);
-        break;
-      case dcCollAlltoAll:
-        expected = load(c.datatype, all[i / c.count].data(),
-                        rank * c.count + i % c.count);
-        break;
+      case dcCollGather: expected = load(c.datatype, all[i / c.count].data(), i % c.count); break;
+      case dcCollAlltoAll: expected = load(c.datatype, all[i / c.count].data(), rank * c.count + i % c.count); break;
       case dcCollScatter: expected = load(c.datatype, all[c.root].data(), rank * c.count + i); break;
       case dcCollSend: expected = load(c.datatype, all[(rank + n - 1) % n].data(), i); break;
       default: break;
@@ -371,8 +357,8 @@ std::string run_case(dcComm_t comm, const Case& c, uint64_t* digest, size_t* wro
       if (wrong) ++*wrong;
       if (first_wrong.empty()) {
         std::ostringstream s;
-        s << c.describe() << ": rank " << rank << " element " << i << " = " << got << ", expected "
-          << expected << " (tolerance " << tol << ")";
+        s << c.describe() << ": rank " << rank << " element " << i << " = " << got << ", expected " << expected
+          << " (tolerance " << tol << ")";
         first_wrong = s.str();
       }
       if (!wrong) break;
@@ -417,7 +403,8 @@ std::string run_as_processes(int n, const std::vector<std::pair<std::string, std
     const bool should_die = std::find(killed_ranks.begin(), killed_ranks.end(), r) != killed_ranks.end();
     if (should_die) {
       if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL)
-        errors += "rank " + std::to_string(r) + " was to be killed but ended with status " + std::to_string(status) + "; ";
+        errors +=
+            "rank " + std::to_string(r) + " was to be killed but ended with status " + std::to_string(status) + "; ";
     } else if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
       errors += "rank " + std::to_string(r) + " exited " + std::to_string(WEXITSTATUS(status)) + "; ";
     } else if (WIFSIGNALED(status)) {

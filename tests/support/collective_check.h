@@ -39,8 +39,8 @@ std::string run_case(dcComm_t comm, const Case& c, uint64_t* digest = nullptr, s
 // the id before forking. Returns "" when every rank exited 0 in time (the ranks in killed_ranks:
 // died of SIGKILL), else a description.
 std::string run_as_processes(int n, const std::vector<std::pair<std::string, std::string>>& env,
-                             const std::function<int(int rank, int n, const dcUniqueId& id)>& body,
-                             int timeout_s, const std::vector<int>& killed_ranks = {});
+                             const std::function<int(int rank, int n, const dcUniqueId& id)>& body, int timeout_s,
+                             const std::vector<int>& killed_ranks = {});
 
 // Runs body(rank, comm) on n threads over communicators from dcCommInitAll. Returns "" or errors.
 std::string run_as_threads(int n, const std::function<std::string(int rank, dcComm_t comm)>& body);

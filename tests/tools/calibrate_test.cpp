@@ -52,8 +52,8 @@ TEST(AlphaBetaFit, ToleratesNoise) {
 
 TEST(AlphaBetaFit, DropsOutliers) {
   std::vector<FitPoint> points = synthetic(kAlpha, kBeta, 0.02, 7);
-  points[3].seconds *= 10;   // a small size disturbed by another process
-  points[19].seconds *= 3;   // and a large one
+  points[3].seconds *= 10;  // a small size disturbed by another process
+  points[19].seconds *= 3;  // and a large one
   const auto fit = fit_alpha_beta(points);
   ASSERT_TRUE(fit);
   EXPECT_EQ(fit->points_used, 4);

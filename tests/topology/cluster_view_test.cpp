@@ -102,8 +102,9 @@ TEST(ClusterView, AHostInTwoGroupsOfATierIsAnErrorNamingTheFile) {
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), dcInvalidArgument);
-    EXPECT_NE(std::string(e.what()).find("clash.json:3: tiers[0].groups[1]: host 1 (gpu002) is also in tiers[0].groups[0]"),
-              std::string::npos)
+    EXPECT_NE(
+        std::string(e.what()).find("clash.json:3: tiers[0].groups[1]: host 1 (gpu002) is also in tiers[0].groups[0]"),
+        std::string::npos)
         << e.what();
   }
 }
@@ -115,7 +116,8 @@ TEST(ClusterView, AnEntryNamingANicAHostLacksIsAnError) {
     ClusterView::build(eight_hosts(1, &file));
     FAIL() << "no error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("nics.json:1: host gpu001 has no NIC mlx5_9:1"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("nics.json:1: host gpu001 has no NIC mlx5_9:1"), std::string::npos)
+        << e.what();
   }
 }
 
@@ -151,9 +153,10 @@ TEST(ClusterView, SubsetKeepsTiersGroupsAndRails) {
 TEST(ClusterView, ItsTopologyFileLoadsBackToTheSameView) {
   const topo::TopologyFile file = topo::load_topology_file(fixture("files/two-tier.json"));
   const auto view = ClusterView::build(eight_hosts(2, &file));
-  const topo::TopologyFile dumped = topo::parse_topology_file(topo::write_topology_file(topo::topology_file_of(*view)), "dump");
+  const topo::TopologyFile dumped =
+      topo::parse_topology_file(topo::write_topology_file(topo::topology_file_of(*view)), "dump");
   ASSERT_EQ(dumped.hosts.size(), 8u);
-  EXPECT_EQ(dumped.hosts[2].name, "gpu003");  // distinct names: entries by name
+  EXPECT_EQ(dumped.hosts[2].name, "gpu003");        // distinct names: entries by name
   EXPECT_EQ(dumped.hosts[2].node.nics[1].rail, 0);  // gpu003's rails as its entry swapped them
   const auto again = ClusterView::build(eight_hosts(2, &dumped));
   EXPECT_EQ(again->ngroups(), 2);

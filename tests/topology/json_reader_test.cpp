@@ -9,7 +9,8 @@ namespace {
 using Kind = JsonValue::Kind;
 
 TEST(JsonReader, ValuesAndLines) {
-  const JsonValue v = parse_json("{\n  \"a\": [1, -2.5e3, true],\n  \"b\": {\"c\": null},\n  \"d\": \"x\\u00e9\\ud83d\\ude00\\n\"\n}");
+  const JsonValue v =
+      parse_json("{\n  \"a\": [1, -2.5e3, true],\n  \"b\": {\"c\": null},\n  \"d\": \"x\\u00e9\\ud83d\\ude00\\n\"\n}");
   ASSERT_EQ(v.kind, Kind::Object);
   EXPECT_EQ(v.line, 1);
   const JsonValue* a = v.find("a");

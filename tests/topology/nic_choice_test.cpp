@@ -50,7 +50,8 @@ TEST(ClassifyPath, EachClass) {
   EXPECT_EQ(across.bridges, 6);
   EXPECT_EQ(classify_path(in_switch_s(32), PciLocality{}).path, NicPath::Unknown);
   // A bridge deeper below the common switch's upstream port: two switches crossed.
-  const PciLocality deeper = under({bridge(60), bridge(61), bridge(33), bridge(31), bridge(30), kHost0, kPackage0, kMachine}, 0);
+  const PciLocality deeper =
+      under({bridge(60), bridge(61), bridge(33), bridge(31), bridge(30), kHost0, kPackage0, kMachine}, 0);
   EXPECT_EQ(classify_path(in_switch_s(32), deeper).path, NicPath::HostBridge);
   // Both under the machine, package unknown: across sockets as far as anyone can tell.
   const PciLocality no_package = under({bridge(70), kHost1, kMachine}, -1);

@@ -64,7 +64,8 @@ TEST(NodeSummary, ActiveRdmaPort) {
 
 TEST(NodeSummary, OfDetectedNodes) {
   DC_REQUIRE_HWLOC();
-  for (const char* xml : {"nvidiaDGX2-ib8.xml", "nvidiaDGX2-sparse.xml", "32em64t-2n8c2t-pci-normalio.xml", "nvidiaDGX2.xml"}) {
+  for (const char* xml :
+       {"nvidiaDGX2-ib8.xml", "nvidiaDGX2-sparse.xml", "32em64t-2n8c2t-pci-normalio.xml", "nvidiaDGX2.xml"}) {
     DetectOptions options;
     options.xml_path = hwloc_xml(xml);
     const NodeTopology node = detect_node(options);
@@ -95,8 +96,7 @@ TEST(NodeSummary, EveryByteFlipIsDecodedConsistentlyOrRejected) {
         const NodeSummary s = decode_summary(flipped);
         EXPECT_EQ(check_summary(s), "");
         EXPECT_EQ(encode_summary(s), flipped);
-      } catch (const dc::Error&) {
-      }
+      } catch (const dc::Error&) {}
     }
   }
 }
@@ -111,8 +111,7 @@ TEST(NodeSummary, RandomBytesNeverCrash) {
     for (size_t i = 0; i < extra % 8; ++i) bytes += static_cast<char>(random());
     try {
       EXPECT_EQ(check_summary(decode_summary(bytes)), "");
-    } catch (const dc::Error&) {
-    }
+    } catch (const dc::Error&) {}
   }
 }
 

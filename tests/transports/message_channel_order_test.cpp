@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
 #include <boost/asio/error.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
-#include <gtest/gtest.h>
 
 #include "transports/common/frame.h"
 #include "transports/common/message_channel.h"
@@ -156,8 +156,8 @@ TEST_F(ChannelFixture, PayloadGoesInDataFramesAndAnswersOvertakeIt) {
     else order.push_back(h.type == FrameType::Cts ? "Cts" : h.type == FrameType::Rts ? "Rts" : "other");
   }
   const uint64_t frame = MessageChannel::kDataFrameBytes;
-  const std::vector<std::string> expected = {"Rts", data(0, frame), "Cts", data(frame, frame), data(2 * frame, frame),
-                                             data(3 * frame, frame)};
+  const std::vector<std::string> expected = {
+      "Rts", data(0, frame), "Cts", data(frame, frame), data(2 * frame, frame), data(3 * frame, frame)};
   EXPECT_EQ(order, expected);
   for (const FrameHeader& h : stream->written)
     if (h.type == FrameType::Data) EXPECT_EQ(h.id, 77u);

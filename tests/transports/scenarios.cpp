@@ -44,7 +44,8 @@ std::string sizes_both_ways(RankContext& ctx) {
     SCENARIO_CHECK(ctx, data.empty(), "size " + std::to_string(sizes[i]) + ": " + data);
   }
   const TransportCounters after = ctx.counters();
-  SCENARIO_CHECK(ctx, after.bytes_sent - before.bytes_sent == total, std::to_string(after.bytes_sent - before.bytes_sent));
+  SCENARIO_CHECK(ctx, after.bytes_sent - before.bytes_sent == total,
+                 std::to_string(after.bytes_sent - before.bytes_sent));
   SCENARIO_CHECK(ctx, after.bytes_received - before.bytes_received == total,
                  std::to_string(after.bytes_received - before.bytes_received));
   return "";
@@ -70,19 +71,18 @@ std::string receive_through_sink(RankContext& ctx, bool rendezvous_to_sink) {
     r->assembled.assign(sizes[i], 0);
     got.push_back(r);
     in.push_back(ctx.buffer(sizes[i], kUntouched));
-    recvs.push_back(ctx.recv_pieces(Tag{8, i, static_cast<uint64_t>(ctx.peer)}, in[i], sizes[i],
-                                    [r](const void* data, size_t offset, size_t len) {
-                                      if (offset != r->next || len == 0 || len > MessageChannel::kPieceBytes ||
-                                          offset + len > r->assembled.size()) {
-                                        r->error += "piece at " + std::to_string(offset) + " of " +
-                                                    std::to_string(len) + " bytes after " +
-                                                    std::to_string(r->next) + "; ";
-                                        return;
-                                      }
-                                      std::memcpy(r->assembled.data() + offset, data, len);
-                                      r->next += len;
-                                      ++r->pieces;
-                                    }));
+    recvs.push_back(ctx.recv_pieces(
+        Tag{8, i, static_cast<uint64_t>(ctx.peer)}, in[i], sizes[i], [r](const void* data, size_t offset, size_t len) {
+          if (offset != r->next || len == 0 || len > MessageChannel::kPieceBytes ||
+              offset + len > r->assembled.size()) {
+            r->error += "piece at " + std::to_string(offset) + " of " + std::to_string(len) + " bytes after " +
+                        std::to_string(r->next) + "; ";
+            return;
+          }
+          std::memcpy(r->assembled.data() + offset, data, len);
+          r->next += len;
+          ++r->pieces;
+        }));
   }
   for (size_t i = 0; i < std::size(sizes); ++i) {
     char* out = ctx.buffer(sizes[i]);
@@ -314,11 +314,11 @@ std::string short_and_too_long(RankContext& ctx) {
     bool fits;
   };
   const Case cases[] = {
-      {1000, 4096, true},          // eager, shorter than the buffer
-      {100000, 200000, true},      // rendezvous, shorter than the buffer
-      {1000, 10, false},           // eager, too long
-      {300000, 100000, false},     // rendezvous, too long
-      {5000, 5000, true},          // the connection still works afterwards
+      {1000, 4096, true},       // eager, shorter than the buffer
+      {100000, 200000, true},   // rendezvous, shorter than the buffer
+      {1000, 10, false},        // eager, too long
+      {300000, 100000, false},  // rendezvous, too long
+      {5000, 5000, true},       // the connection still works afterwards
   };
   constexpr size_t kCanary = 64;
   if (ctx.rank == 0) {
@@ -354,8 +354,8 @@ std::string peer_killed(RankContext& ctx) {
   if (ctx.rank == 1) {
     char* big = ctx.buffer(kBig);
     fill_pattern(big, kBig, seed_of(1, 5, 0));
-    PendingOp in_flight = ctx.send(Tag{5, 0, 1}, big, kBig);    // rank 0 receives it
-    PendingOp unmatched = ctx.send(Tag{5, 1, 1}, big, kBig);    // rank 0 never receives it
+    PendingOp in_flight = ctx.send(Tag{5, 0, 1}, big, kBig);       // rank 0 receives it
+    PendingOp unmatched = ctx.send(Tag{5, 1, 1}, big, kBig);       // rank 0 never receives it
     PendingOp never = ctx.recv(Tag{5, 2, 0}, ctx.buffer(16), 16);  // rank 0 never sends it
     char one = 1;
     ctx.send(ready, &one, 1);
@@ -365,7 +365,7 @@ std::string peer_killed(RankContext& ctx) {
   char* in = ctx.buffer(kBig);
   char* out = ctx.buffer(kBig);
   PendingOp in_flight = ctx.recv(Tag{5, 0, 1}, in, kBig);
-  PendingOp unmatched_send = ctx.send(Tag{5, 9, 0}, out, kBig);    // rank 1 never receives it
+  PendingOp unmatched_send = ctx.send(Tag{5, 9, 0}, out, kBig);           // rank 1 never receives it
   PendingOp unmatched_recv = ctx.recv(Tag{5, 7, 1}, ctx.buffer(16), 16);  // rank 1 never sends it
   char one = 0;
   OpResult r = ctx.recv(ready, &one, 1).wait();
@@ -379,7 +379,8 @@ std::string peer_killed(RankContext& ctx) {
   SCENARIO_CHECK(ctx, s.status.code == dcRemoteError, describe(s));
   SCENARIO_CHECK(ctx, u.status.code == dcRemoteError, describe(u));
   // The 64 MiB transfer either finished before the kill or failed with it.
-  SCENARIO_CHECK(ctx, f.status.code == dcRemoteError || (f.status.ok() && check_pattern(in, kBig, seed_of(1, 5, 0)).empty()),
+  SCENARIO_CHECK(ctx,
+                 f.status.code == dcRemoteError || (f.status.ok() && check_pattern(in, kBig, seed_of(1, 5, 0)).empty()),
                  describe(f));
   SCENARIO_CHECK(ctx, elapsed < std::chrono::seconds(1),
                  std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count()) + " ms");
@@ -398,8 +399,9 @@ std::shared_future<Connected> start_connect(RankIo& io, Transport& t, int peer, 
   auto promise = std::make_shared<std::promise<Connected>>();
   std::shared_future<Connected> future = promise->get_future().share();
   io.call([&] {
-    t.connect(peer, address, timeout_ms,
-              [promise](const Status& s, std::shared_ptr<Connection> c) { promise->set_value({s, std::move(c)}); });
+    t.connect(peer, address, timeout_ms, [promise](const Status& s, std::shared_ptr<Connection> c) {
+      promise->set_value({s, std::move(c)});
+    });
   });
   return future;
 }
@@ -411,7 +413,8 @@ std::string expect_failure(const std::shared_future<Connected>& f, const char* w
   }
   const auto elapsed = std::chrono::steady_clock::now() - started;
   if (f.get().first.ok()) return std::string(what) + ": connect() succeeded";
-  if (elapsed > std::chrono::milliseconds(timeout_ms + 2000)) return std::string(what) + ": failed only long after the deadline";
+  if (elapsed > std::chrono::milliseconds(timeout_ms + 2000))
+    return std::string(what) + ": failed only long after the deadline";
   return "";
 }
 

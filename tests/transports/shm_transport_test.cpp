@@ -71,9 +71,9 @@ class ShmTwoRanks : public ::testing::TestWithParam<ShmCase> {
 TEST_P(ShmTwoRanks, SizesBothWays) {
   const bool single_copy = GetParam().single_copy;
   EXPECT_EQ("", run([single_copy](RankContext& ctx) {
-    std::string r = sizes_both_ways(ctx);
-    return r.empty() ? check_path_and_no_names(ctx, single_copy) : r;
-  }));
+              std::string r = sizes_both_ways(ctx);
+              return r.empty() ? check_path_and_no_names(ctx, single_copy) : r;
+            }));
 }
 TEST_P(ShmTwoRanks, PiecesInOrder) { EXPECT_EQ("", run(pieces_in_order)); }
 TEST_P(ShmTwoRanks, TagsMatchedNotOrder) { EXPECT_EQ("", run(reverse_tags)); }
@@ -84,8 +84,7 @@ TEST_P(ShmTwoRanks, SentThenClosed) { EXPECT_EQ("", run(sent_then_closed, RunOpt
 TEST_P(ShmTwoRanks, ShortAndTooLong) { EXPECT_EQ("", run(short_and_too_long)); }
 INSTANTIATE_TEST_SUITE_P(Ranks, ShmTwoRanks,
                          ::testing::Values(ShmCase{RankMode::Threads, true}, ShmCase{RankMode::Threads, false},
-                                           ShmCase{RankMode::Processes, true},
-                                           ShmCase{RankMode::Processes, false}),
+                                           ShmCase{RankMode::Processes, true}, ShmCase{RankMode::Processes, false}),
                          [](const auto& info) {
                            return std::string(mode_name(info.param.mode)) +
                                   (info.param.single_copy ? "SingleCopy" : "CopyThroughShm");
@@ -97,8 +96,7 @@ class ShmPeerKilled : public ShmTwoRanks {};
 TEST_P(ShmPeerKilled, PendingOperationsFailFast) { EXPECT_EQ("", run(peer_killed, RunOptions{true})); }
 
 INSTANTIATE_TEST_SUITE_P(Processes, ShmPeerKilled,
-                         ::testing::Values(ShmCase{RankMode::Processes, true},
-                                           ShmCase{RankMode::Processes, false}),
+                         ::testing::Values(ShmCase{RankMode::Processes, true}, ShmCase{RankMode::Processes, false}),
                          [](const auto& info) {
                            return std::string(info.param.single_copy ? "SingleCopy" : "CopyThroughShm");
                          });

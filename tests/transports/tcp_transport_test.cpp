@@ -20,8 +20,12 @@ TEST_P(TcpTwoRanks, PiecesInOrder) { EXPECT_EQ("", run_two_ranks(GetParam(), tcp
 TEST_P(TcpTwoRanks, TagsMatchedNotOrder) { EXPECT_EQ("", run_two_ranks(GetParam(), tcp(), reverse_tags)); }
 TEST_P(TcpTwoRanks, UnexpectedMessages) { EXPECT_EQ("", run_two_ranks(GetParam(), tcp(), unexpected_messages)); }
 TEST_P(TcpTwoRanks, CancelledReceives) { EXPECT_EQ("", run_two_ranks(GetParam(), tcp(), cancelled_receives)); }
-TEST_P(TcpTwoRanks, LateMessagesOfACancelledOperation) { EXPECT_EQ("", run_two_ranks(GetParam(), tcp(), late_messages_of_cancelled)); }
-TEST_P(TcpTwoRanks, SentThenClosed) { EXPECT_EQ("", run_two_ranks(GetParam(), tcp(), sent_then_closed, RunOptions{false, true})); }
+TEST_P(TcpTwoRanks, LateMessagesOfACancelledOperation) {
+  EXPECT_EQ("", run_two_ranks(GetParam(), tcp(), late_messages_of_cancelled));
+}
+TEST_P(TcpTwoRanks, SentThenClosed) {
+  EXPECT_EQ("", run_two_ranks(GetParam(), tcp(), sent_then_closed, RunOptions{false, true}));
+}
 TEST_P(TcpTwoRanks, ShortAndTooLong) { EXPECT_EQ("", run_two_ranks(GetParam(), tcp(), short_and_too_long)); }
 
 INSTANTIATE_TEST_SUITE_P(Ranks, TcpTwoRanks, ::testing::Values(RankMode::Threads, RankMode::Processes),
@@ -42,9 +46,7 @@ TEST(TcpTransport, ConnectDeadlines) {
 
 TEST(TcpTransport, WrongSessionIsRefused) { EXPECT_EQ("", wrong_session(tcp())); }
 
-TEST(TcpTransport, MalformedAddressFails) {
-  EXPECT_EQ("", connect_deadlines(tcp(), "not-an-address"));
-}
+TEST(TcpTransport, MalformedAddressFails) { EXPECT_EQ("", connect_deadlines(tcp(), "not-an-address")); }
 
 TEST(TcpTransport, AddressIsIpPortAndToken) {
   RankIo io;

@@ -80,7 +80,8 @@ std::string barrier(RankContext& ctx) {
   PendingOp s = ctx.send(Tag{~0ull, ~0ull, 0}, &out, 1);
   OpResult rr = r.wait();
   OpResult sr = s.wait();
-  SCENARIO_CHECK(ctx, rr.status.ok() && sr.status.ok() && in == 1, "final barrier: " + describe(rr) + " / " + describe(sr));
+  SCENARIO_CHECK(ctx, rr.status.ok() && sr.status.ok() && in == 1,
+                 "final barrier: " + describe(rr) + " / " + describe(sr));
   return "";
 }
 
@@ -134,13 +135,11 @@ std::string run_rank(int rank, pid_t peer_pid, uint64_t session, const Transport
 std::string run_threads(const TransportFactory& factory, const Scenario& scenario, uint64_t session,
                         bool with_barrier) {
   std::promise<std::string> address[2];
-  std::shared_future<std::string> published[2] = {address[0].get_future().share(),
-                                                  address[1].get_future().share()};
+  std::shared_future<std::string> published[2] = {address[0].get_future().share(), address[1].get_future().share()};
   auto exchange_for = [&](int rank) {
     return [&, rank](const std::string& own) {
       address[rank].set_value(own);
-      if (published[1 - rank].wait_for(std::chrono::milliseconds(kConnectTimeoutMs)) !=
-          std::future_status::ready) {
+      if (published[1 - rank].wait_for(std::chrono::milliseconds(kConnectTimeoutMs)) != std::future_status::ready) {
         throw std::runtime_error("address exchange timed out");
       }
       return published[1 - rank].get();
@@ -166,8 +165,8 @@ int wait_child(pid_t child) {
   return status;
 }
 
-std::string run_processes(const TransportFactory& factory, const Scenario& scenario,
-                          uint64_t session, RunOptions options) {
+std::string run_processes(const TransportFactory& factory, const Scenario& scenario, uint64_t session,
+                          RunOptions options) {
   int to_child[2], to_parent[2];
   if (pipe(to_child) != 0 || pipe(to_parent) != 0) return "pipe failed";
   const pid_t child = fork();
@@ -190,15 +189,15 @@ std::string run_processes(const TransportFactory& factory, const Scenario& scena
     write_message(to_child[1], own);
     return read_message(to_parent[0]);
   };
-  std::string result = run_rank(0, child, session, factory, scenario, exchange, !options.child_gets_killed && !options.closes_connection);
+  std::string result = run_rank(0, child, session, factory, scenario, exchange,
+                                !options.child_gets_killed && !options.closes_connection);
   close(to_child[1]);
   close(to_parent[0]);
   const int status = wait_child(child);
   const bool killed = WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
   const bool clean = WIFEXITED(status) && WEXITSTATUS(status) == 0;
   if (options.child_gets_killed ? !killed : !clean) {
-    result += "\nrank 1 (child process) ended with status " + std::to_string(status) +
-              " (see its stderr)";
+    result += "\nrank 1 (child process) ended with status " + std::to_string(status) + " (see its stderr)";
   }
   return result;
 }
@@ -295,7 +294,8 @@ uint64_t random_session() {
 
 TransportOptions options_for(boost::asio::io_context& io, int rank, uint64_t session) {
   TransportOptions o{&io, rank, session, "test-host"};
-  for (size_t i = 0; i < o.secret.bytes.size(); ++i) o.secret.bytes[i] = static_cast<uint8_t>(session >> (i % 8 * 8)) ^ uint8_t(i);
+  for (size_t i = 0; i < o.secret.bytes.size(); ++i)
+    o.secret.bytes[i] = static_cast<uint8_t>(session >> (i % 8 * 8)) ^ uint8_t(i);
   return o;
 }
 

@@ -101,10 +101,10 @@ std::string describe(const OpResult& r);
 
 }  // namespace dc::test
 
-#define SCENARIO_CHECK(ctx, cond, extra)                                                     \
-  do {                                                                                       \
-    if (!(cond)) {                                                                           \
-      return std::string(__FILE__) + ":" + std::to_string(__LINE__) + ": rank " +           \
-             std::to_string((ctx).rank) + ": " + #cond + " " + (extra);                      \
-    }                                                                                        \
+#define SCENARIO_CHECK(ctx, cond, extra)                                                                              \
+  do {                                                                                                                \
+    if (!(cond)) {                                                                                                    \
+      return std::string(__FILE__) + ":" + std::to_string(__LINE__) + ": rank " + std::to_string((ctx).rank) + ": " + \
+             #cond + " " + (extra);                                                                                   \
+    }                                                                                                                 \
   } while (0)

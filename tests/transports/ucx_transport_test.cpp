@@ -17,8 +17,8 @@ namespace dc::test {
 namespace {
 
 struct UcxSetup {
-  const char* tls;       // UCX_TLS
-  bool separate_hosts;   // each rank its own host identity
+  const char* tls;      // UCX_TLS
+  bool separate_hosts;  // each rank its own host identity
 };
 
 // Failures name the setting, not its bytes.
@@ -77,10 +77,10 @@ TEST_P(UcxTwoRanks, SentThenClosed) { EXPECT_EQ("", run(sent_then_closed, RunOpt
 TEST_P(UcxTwoRanks, ShortAndTooLong) { EXPECT_EQ("", run(short_and_too_long)); }
 TEST_P(UcxTwoRanks, PeerKilledMidTransfer) { EXPECT_EQ("", run(peer_killed, RunOptions{true})); }
 
-INSTANTIATE_TEST_SUITE_P(Tls, UcxTwoRanks,
-                         ::testing::Values(UcxSetup{"tcp", true}, UcxSetup{"sm", false}),
+INSTANTIATE_TEST_SUITE_P(Tls, UcxTwoRanks, ::testing::Values(UcxSetup{"tcp", true}, UcxSetup{"sm", false}),
                          [](const auto& info) {
-                           return std::string(info.param.tls) + (info.param.separate_hosts ? "_two_hosts" : "_one_host");
+                           return std::string(info.param.tls) +
+                                  (info.param.separate_hosts ? "_two_hosts" : "_one_host");
                          });
 
 class UcxTransport : public ::testing::Test {
@@ -101,9 +101,7 @@ TEST_F(UcxTransport, ConnectDeadlines) {
 
 TEST_F(UcxTransport, WrongSessionIsRefused) { EXPECT_EQ("", wrong_session(ucx(false))); }
 
-TEST_F(UcxTransport, MalformedAddressFails) {
-  EXPECT_EQ("", connect_deadlines(ucx(false), "not-an-address"));
-}
+TEST_F(UcxTransport, MalformedAddressFails) { EXPECT_EQ("", connect_deadlines(ucx(false), "not-an-address")); }
 
 TEST_F(UcxTransport, AddressNamesHostControlSocketAndWorker) {
   RankIo io;

@@ -25,8 +25,8 @@ topo::TierCalibration calibration_of(const AlphaBetaFit& fit) {
 }
 
 std::string format_table(const std::vector<TierResult>& results) {
-  std::string out = printf_string("%-16s %-9s %5s %10s %12s %10s %9s %12s %10s\n", "tier", "ranks", "sizes",
-                                  "alpha_us", "beta_ns/B", "GB/s", "resid_%", "model_a_us", "model_GB/s");
+  std::string out = printf_string("%-16s %-9s %5s %10s %12s %10s %9s %12s %10s\n", "tier", "ranks", "sizes", "alpha_us",
+                                  "beta_ns/B", "GB/s", "resid_%", "model_a_us", "model_GB/s");
   for (const TierResult& r : results) {
     const std::string ranks = r.pair.leader < 0 ? "-" : printf_string("%d<->%d", r.pair.leader, r.pair.follower);
     // A bandwidth of 0 is unlimited: the model prices that tier's bytes as memory traffic.
@@ -40,8 +40,8 @@ std::string format_table(const std::vector<TierResult>& results) {
       continue;
     }
     const topo::TierCalibration c = calibration_of(*r.fit);
-    out += printf_string("%-16s %-9s %5d %10.3f %12.6f %10.3f %9.2f %12.3f %10s\n", r.pair.name.c_str(),
-                         ranks.c_str(), r.sizes, c.alpha_us, c.beta_ns_per_byte, 1 / c.beta_ns_per_byte,
+    out += printf_string("%-16s %-9s %5d %10.3f %12.6f %10.3f %9.2f %12.3f %10s\n", r.pair.name.c_str(), ranks.c_str(),
+                         r.sizes, c.alpha_us, c.beta_ns_per_byte, 1 / c.beta_ns_per_byte,
                          r.fit->rms_relative_residual * 100, r.pair.model.latency_s * 1e6, model_gbs.c_str());
   }
   return out;

@@ -47,8 +47,8 @@ uint64_t parse_count(const std::string& flag, const char* text, uint64_t limit) 
   if (*end == 'G' || *end == 'g') scale = 1ull << 30;
   const bool suffix_ok = scale == 1 ? *end == '\0' : end[1] == '\0';
   if (end == text || text[0] == '-' || !suffix_ok || value == 0 || value > limit / scale)
-    dc::fail(dcInvalidArgument, flag + " needs a positive number up to " + std::to_string(limit) + ", got \"" +
-                                    text + "\"");
+    dc::fail(dcInvalidArgument,
+             flag + " needs a positive number up to " + std::to_string(limit) + ", got \"" + text + "\"");
   return value * scale;
 }
 
@@ -87,7 +87,9 @@ std::string output_problem(const std::string& path) {
   if (fs::is_directory(path, ec)) return path + " is a directory";
   const fs::path parent = fs::path(path).has_parent_path() ? fs::path(path).parent_path() : fs::path(".");
   const bool ok = fs::exists(path, ec) ? access(path.c_str(), W_OK) == 0 : access(parent.c_str(), W_OK) == 0;
-  return ok ? "" : "cannot write " + path + " (" + std::string(fs::exists(parent, ec) ? "permission denied" : "no such directory") + ")";
+  return ok ? ""
+            : "cannot write " + path + " (" +
+                  std::string(fs::exists(parent, ec) ? "permission denied" : "no such directory") + ")";
 }
 
 void check(dcResult_t result, const char* what) {

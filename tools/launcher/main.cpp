@@ -13,8 +13,8 @@
 #include <cstring>
 #include <optional>
 
-#include "src/core/bootstrap.h"
 #include "base/error.h"
+#include "src/core/bootstrap.h"
 #include "tools/launcher/network_namespaces.h"
 #include "tools/launcher/options.h"
 #include "tools/launcher/placement.h"
@@ -32,8 +32,7 @@ class Supervisor {
  public:
   Supervisor(RankProcesses& ranks, const Options& options, int signal_fd)
       : ranks_(ranks), options_(options), signal_fd_(signal_fd) {
-    if (options.timeout_s > 0)
-      job_deadline_ = Clock::now() + std::chrono::seconds(options.timeout_s);
+    if (options.timeout_s > 0) job_deadline_ = Clock::now() + std::chrono::seconds(options.timeout_s);
   }
 
   int run() {
@@ -74,9 +73,8 @@ class Supervisor {
     if (dc::launcher::ended_well(r.wait_status) || stopping_ || interrupted_) return;
     if (!first_failure_) {
       first_failure_ = r;
-      std::fprintf(stderr, "deepcomm-run: rank %d (pid %d) %s; stopping the other ranks in %d s\n",
-                   r.rank, static_cast<int>(r.pid), describe_wait_status(r.wait_status).c_str(),
-                   options_.grace_s);
+      std::fprintf(stderr, "deepcomm-run: rank %d (pid %d) %s; stopping the other ranks in %d s\n", r.rank,
+                   static_cast<int>(r.pid), describe_wait_status(r.wait_status).c_str(), options_.grace_s);
       stop_at_ = Clock::now() + std::chrono::seconds(options_.grace_s);
     } else {
       std::fprintf(stderr, "deepcomm-run: rank %d (pid %d) %s\n", r.rank, static_cast<int>(r.pid),
@@ -87,8 +85,7 @@ class Supervisor {
   void on_time_passed() {
     auto now = Clock::now();
     if (job_deadline_ && now >= *job_deadline_) {
-      std::fprintf(stderr, "deepcomm-run: timeout of %d s passed; stopping the ranks\n",
-                   options_.timeout_s);
+      std::fprintf(stderr, "deepcomm-run: timeout of %d s passed; stopping the ranks\n", options_.timeout_s);
       timed_out_ = true;
       job_deadline_.reset();
       stop_all();
@@ -159,8 +156,8 @@ int main(int argc, char** argv) {
     if (!hosts.empty()) hosts.enter(0);
     dcUniqueId id;
     dc::make_unique_id(&id);
-    RankProcesses ranks(options->command, block_placement(options->ranks_per_host), hosts,
-                        dc::unique_id_to_hex(id), original);
+    RankProcesses ranks(options->command, block_placement(options->ranks_per_host), hosts, dc::unique_id_to_hex(id),
+                        original);
     return Supervisor(ranks, *options, signal_fd).run();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "deepcomm-run: %s\n", e.what());

@@ -26,8 +26,7 @@ int open_namespace(const std::string& name) {
     if (error == ENOENT)
       throw std::runtime_error("no network namespace " + name + " (" + path +
                                " does not exist; `ip netns list` shows the named ones)");
-    throw std::runtime_error("cannot open network namespace " + name + " (" + path +
-                             "): " + std::strerror(error));
+    throw std::runtime_error("cannot open network namespace " + name + " (" + path + "): " + std::strerror(error));
   }
   if (ioctl(fd, NS_GET_NSTYPE) != CLONE_NEWNET) {
     close(fd);
@@ -54,8 +53,7 @@ NetworkNamespaces::~NetworkNamespaces() {
 void NetworkNamespaces::enter(int i) const {
   if (setns(fds_.at(i), CLONE_NEWNET) != 0) {
     int error = errno;
-    std::string message = "cannot enter network namespace " + names_.at(i) + ": " +
-                          std::strerror(error);
+    std::string message = "cannot enter network namespace " + names_.at(i) + ": " + std::strerror(error);
     if (error == EPERM) message += " (placing ranks in namespaces needs root or CAP_SYS_ADMIN)";
     throw std::runtime_error(message);
   }

@@ -100,8 +100,7 @@ std::optional<Options> parse_options(int argc, char** argv, std::string* error) 
       }
       ++i;
     } else if (arg == "--timeout" || arg == "--grace") {
-      if (!parse_count(value, arg == "--timeout" ? 1 : 0,
-                       arg == "--timeout" ? &options.timeout_s : &options.grace_s)) {
+      if (!parse_count(value, arg == "--timeout" ? 1 : 0, arg == "--timeout" ? &options.timeout_s : &options.grace_s)) {
         *error = arg + " needs a number of seconds";
         return std::nullopt;
       }
@@ -130,8 +129,7 @@ std::optional<Options> parse_options(int argc, char** argv, std::string* error) 
     options.ranks_per_host = {options.nranks};
     return options;
   }
-  auto counts = ranks_per_host(options.nranks, static_cast<int>(options.netns.size()),
-                               requested_per_host, error);
+  auto counts = ranks_per_host(options.nranks, static_cast<int>(options.netns.size()), requested_per_host, error);
   if (!counts) return std::nullopt;
   options.ranks_per_host = *counts;
   options.nranks = 0;

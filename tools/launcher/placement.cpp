@@ -4,8 +4,7 @@
 
 namespace dc::launcher {
 
-std::optional<std::vector<int>> ranks_per_host(int nranks, int nhosts,
-                                               const std::vector<int>& requested,
+std::optional<std::vector<int>> ranks_per_host(int nranks, int nhosts, const std::vector<int>& requested,
                                                std::string* error) {
   std::vector<int> counts;
   if (requested.empty()) {
@@ -22,8 +21,8 @@ std::optional<std::vector<int>> ranks_per_host(int nranks, int nhosts,
   } else if (static_cast<int>(requested.size()) == nhosts) {
     counts = requested;
   } else {
-    *error = "--ranks-per-host has " + std::to_string(requested.size()) + " counts for " +
-             std::to_string(nhosts) + " hosts";
+    *error =
+        "--ranks-per-host has " + std::to_string(requested.size()) + " counts for " + std::to_string(nhosts) + " hosts";
     return std::nullopt;
   }
   long long total = std::accumulate(counts.begin(), counts.end(), 0LL);
@@ -32,8 +31,7 @@ std::optional<std::vector<int>> ranks_per_host(int nranks, int nhosts,
     return std::nullopt;
   }
   if (nranks != 0 && total != nranks) {
-    *error = "--ranks-per-host places " + std::to_string(total) + " ranks but -n asks for " +
-             std::to_string(nranks);
+    *error = "--ranks-per-host places " + std::to_string(total) + " ranks but -n asks for " + std::to_string(nranks);
     return std::nullopt;
   }
   return counts;
@@ -42,8 +40,7 @@ std::optional<std::vector<int>> ranks_per_host(int nranks, int nhosts,
 std::vector<RankPlace> block_placement(const std::vector<int>& ranks_per_host) {
   std::vector<RankPlace> places;
   for (int h = 0; h < static_cast<int>(ranks_per_host.size()); ++h)
-    for (int local = 0; local < ranks_per_host[h]; ++local)
-      places.push_back({h, local, ranks_per_host[h]});
+    for (int local = 0; local < ranks_per_host[h]; ++local) places.push_back({h, local, ranks_per_host[h]});
   return places;
 }
 

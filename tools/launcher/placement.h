@@ -18,8 +18,7 @@ struct RankPlace {
 // possible, the first hosts taking one more), one count for every host, or one count per host.
 // nranks 0 means "not given" (then it is the sum of `requested`). nullopt with *error set when the
 // numbers do not fit together.
-std::optional<std::vector<int>> ranks_per_host(int nranks, int nhosts,
-                                               const std::vector<int>& requested,
+std::optional<std::vector<int>> ranks_per_host(int nranks, int nhosts, const std::vector<int>& requested,
                                                std::string* error);
 
 // One entry per rank, in rank order.

@@ -17,9 +17,8 @@ namespace dc::launcher {
 namespace {
 
 bool is_rank_variable(const char* entry) {
-  static const char* names[] = {
-      "DEEPCOMM_RANK=",       "DEEPCOMM_NRANKS=",       "DEEPCOMM_UNIQUE_ID=",
-      "DEEPCOMM_LOCAL_RANK=", "DEEPCOMM_LOCAL_NRANKS=", "LOCAL_RANK="};
+  static const char* names[] = {"DEEPCOMM_RANK=",       "DEEPCOMM_NRANKS=",       "DEEPCOMM_UNIQUE_ID=",
+                                "DEEPCOMM_LOCAL_RANK=", "DEEPCOMM_LOCAL_NRANKS=", "LOCAL_RANK="};
   for (const char* name : names)
     if (std::strncmp(entry, name, std::strlen(name)) == 0) return true;
   return false;
@@ -54,9 +53,9 @@ std::vector<char*> pointers_to(std::vector<std::string>& strings) {
 
 }  // namespace
 
-RankProcesses::RankProcesses(const std::vector<std::string>& command,
-                             const std::vector<RankPlace>& places, const NetworkNamespaces& hosts,
-                             const std::string& unique_id_hex, const sigset_t& child_mask) {
+RankProcesses::RankProcesses(const std::vector<std::string>& command, const std::vector<RankPlace>& places,
+                             const NetworkNamespaces& hosts, const std::string& unique_id_hex,
+                             const sigset_t& child_mask) {
   std::vector<std::string> args = command;
   std::vector<char*> argv = pointers_to(args);
   const int nranks = static_cast<int>(places.size());
@@ -73,8 +72,7 @@ RankProcesses::RankProcesses(const std::vector<std::string>& command,
     if (pid == 0) {
       sigprocmask(SIG_SETMASK, &child_mask, nullptr);
       if (netns_fd >= 0 && setns(netns_fd, CLONE_NEWNET) != 0) {
-        write_error({"deepcomm-run: cannot enter the rank's network namespace: ",
-                     strerror(errno), "\n"});
+        write_error({"deepcomm-run: cannot enter the rank's network namespace: ", strerror(errno), "\n"});
         _exit(127);
       }
       execvpe(argv[0], argv.data(), envp.data());
@@ -114,8 +112,7 @@ bool RankProcesses::any_running() const {
 bool ended_well(int wait_status) { return WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0; }
 
 std::string describe_wait_status(int wait_status) {
-  if (WIFEXITED(wait_status))
-    return "exited with status " + std::to_string(WEXITSTATUS(wait_status));
+  if (WIFEXITED(wait_status)) return "exited with status " + std::to_string(WEXITSTATUS(wait_status));
   if (WIFSIGNALED(wait_status)) {
     int s = WTERMSIG(wait_status);
     return "was killed by signal " + std::to_string(s) + " (" + strsignal(s) + ")";

@@ -25,8 +25,7 @@ class RankProcesses {
   // Starts one copy of command per place (rank order), in the namespace of the place's host when
   // hosts is not empty; child_mask is the signal mask the children get back.
   RankProcesses(const std::vector<std::string>& command, const std::vector<RankPlace>& places,
-                const NetworkNamespaces& hosts, const std::string& unique_id_hex,
-                const sigset_t& child_mask);
+                const NetworkNamespaces& hosts, const std::string& unique_id_hex, const sigset_t& child_mask);
 
   // Reaps every child that ended; returns the ranks that ended now.
   std::vector<const RankProcess*> reap();

@@ -32,10 +32,10 @@ struct Named {
   const char* name;
   dcCollective_t collective;
 };
-const Named kCollectives[] = {{"all_reduce", dcCollAllReduce}, {"all_gather", dcCollAllGather},
-                              {"reduce_scatter", dcCollReduceScatter}, {"broadcast", dcCollBroadcast},
-                              {"reduce", dcCollReduce}, {"alltoall", dcCollAlltoAll},
-                              {"gather", dcCollGather}, {"scatter", dcCollScatter}};
+const Named kCollectives[] = {
+    {"all_reduce", dcCollAllReduce}, {"all_gather", dcCollAllGather}, {"reduce_scatter", dcCollReduceScatter},
+    {"broadcast", dcCollBroadcast},  {"reduce", dcCollReduce},        {"alltoall", dcCollAlltoAll},
+    {"gather", dcCollGather},        {"scatter", dcCollScatter}};
 
 std::vector<dcCollective_t> parse_collective(const std::string& name) {
   std::vector<dcCollective_t> out;
@@ -62,7 +62,8 @@ int main(int argc, char** argv) {
       };
       if (arg == "--topo-file") layout.file = dc::topo::load_topology_file(value());
       else if (arg == "--hosts") layout.hosts = parse_count(arg, value(), dc::tools::kMaxSimulatedHosts);
-      else if (arg == "--ranks-per-host") layout.ranks_per_host = parse_count(arg, value(), dc::tools::kMaxRanksPerHost);
+      else if (arg == "--ranks-per-host")
+        layout.ranks_per_host = parse_count(arg, value(), dc::tools::kMaxRanksPerHost);
       else if (arg == "--collective") options.collectives = parse_collective(value());
       else if (arg == "-b") options.min_bytes = parse_size(arg, value());
       else if (arg == "-e") options.max_bytes = parse_size(arg, value());

@@ -59,7 +59,7 @@ std::vector<SimRow> simulate(const std::shared_ptr<const ClusterView>& cluster, 
         if (g.collective != c || g.compressed || !g.applicable(q, everyone)) continue;
         const Traffic t = g.traffic(q, everyone);
         const bool chosen = priced.front().generator == &g;
-        SimRow row{c, bytes, g.name, t.seconds(), t.latency_seconds(), t.network_seconds(), t.fill_seconds(),
+        SimRow row{c,      bytes, g.name, t.seconds(), t.latency_seconds(), t.network_seconds(), t.fill_seconds(),
                    chosen, {}};
         if (o.check) row.materialized_seconds = materialized_seconds(q, g.name);
         rows.push_back(row);

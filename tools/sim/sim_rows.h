@@ -28,11 +28,11 @@ struct SimRow {
   dcCollective_t collective;
   uint64_t bytes;  // count x 4 (float32), NCCL's count
   const char* algorithm;
-  double seconds;          // the cost model's prediction
-  double latency_seconds;  // its α part: messages on the critical path
-  double network_seconds;  // the busiest network link's bytes over its rate
-  double fill_seconds;     // a tree's pipeline fill (tree_shape.h), which the plans' price lacks
-  bool chosen;             // what the selector picks
+  double seconds;                              // the cost model's prediction
+  double latency_seconds;                      // its α part: messages on the critical path
+  double network_seconds;                      // the busiest network link's bytes over its rate
+  double fill_seconds;                         // a tree's pipeline fill (tree_shape.h), which the plans' price lacks
+  bool chosen;                                 // what the selector picks
   std::optional<double> materialized_seconds;  // with check
 };
 

@@ -11,9 +11,9 @@
 
 #include "base/error.h"
 #include "src/plan/select.h"
-#include "topology/detect.h"
 #include "tools/common/options.h"
 #include "tools/topo/plan_table.h"
+#include "topology/detect.h"
 
 namespace {
 

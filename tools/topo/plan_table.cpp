@@ -51,15 +51,16 @@ std::string report(const topo::NodeTopology& node, const TableOptions& o) {
   const std::vector<Row> table = rows(o, cluster);
   std::string out;
   if (o.json) {
-    out += "{\"machine\":\"" + json_escaped(topo::describe(node)) + "\",\"cluster\":\"" + json_escaped(cluster->describe()) +
+    out += "{\"machine\":\"" + json_escaped(topo::describe(node)) + "\",\"cluster\":\"" +
+           json_escaped(cluster->describe()) +
            "\",\"topo_file\":" + (o.layout.file ? "\"" + json_escaped(o.layout.file->source) + "\"" : "null") +
            ",\"hosts\":" + std::to_string(cluster->nhosts()) + ",\"ranks\":" + std::to_string(cluster->nranks()) +
            ",\"plans\":[";
     for (size_t i = 0; i < table.size(); ++i) {
       const Row& r = table[i];
       out += i ? ",\n" : "\n";
-      out += std::string("{\"collective\":\"") + collective_name(r.collective) + "\",\"bytes\":" +
-             std::to_string(r.bytes) + ",\"algorithm\":\"" + r.candidates[0].generator->name +
+      out += std::string("{\"collective\":\"") + collective_name(r.collective) +
+             "\",\"bytes\":" + std::to_string(r.bytes) + ",\"algorithm\":\"" + r.candidates[0].generator->name +
              "\",\"predicted_seconds\":" + format("%.9g", r.candidates[0].seconds) +
              ",\"tuned\":" + (r.candidates[0].tuned ? "true" : "false");
       if (r.candidates.size() > 1)
@@ -71,7 +72,8 @@ std::string report(const topo::NodeTopology& node, const TableOptions& o) {
   }
   out += "# Machine\n" + topo::describe(node) + "\n# Cluster view priced" +
          (o.layout.file ? " (" + o.layout.file->source + ")" : std::string()) + "\n" + cluster->describe() + "\n";
-  out += "# Plans (float32; bytes = count x 4 with NCCL's count: per rank's block for all-gather,\n#  reduce-scatter, all-to-all, gather and scatter; predicted time by the cost model;\n#  choice+: a tuning rule's)\n";
+  out +=
+      "# Plans (float32; bytes = count x 4 with NCCL's count: per rank's block for all-gather,\n#  reduce-scatter, all-to-all, gather and scatter; predicted time by the cost model;\n#  choice+: a tuning rule's)\n";
   char line[200];
   std::snprintf(line, sizeof line, "%-14s %12s  %-13s %12s  %-13s %12s\n", "collective", "bytes", "choice",
                 "predicted_us", "runner-up", "its_us");

@@ -94,8 +94,8 @@ Hello Connector::own_hello() const {
 }
 
 std::string Connector::describe(int peer) const {
-  return std::string(identity_.transport_name) + " transport: rank " + std::to_string(identity_.rank) +
-         " <-> rank " + std::to_string(peer);
+  return std::string(identity_.transport_name) + " transport: rank " + std::to_string(identity_.rank) + " <-> rank " +
+         std::to_string(peer);
 }
 
 void Connector::accept_next() {
@@ -134,12 +134,9 @@ void Connector::authenticate(std::unique_ptr<Socket> socket) {
 void Connector::on_hello(const std::shared_ptr<Incoming>& in) {
   const Hello& hello = in->hello;
   const char* refused = nullptr;
-  if (!hello_claims_a_dialer(hello, identity_.rank))
-    refused = "a hello claiming no rank that dials this one";
-  else if (connected_.count(hello.rank))
-    refused = "a second claim of a rank that is already connected";
-  else if (arrived_[hello.rank].size() >= kMaxClaimsPerRank)
-    refused = "too many claims of one rank";
+  if (!hello_claims_a_dialer(hello, identity_.rank)) refused = "a hello claiming no rank that dials this one";
+  else if (connected_.count(hello.rank)) refused = "a second claim of a rank that is already connected";
+  else if (arrived_[hello.rank].size() >= kMaxClaimsPerRank) refused = "too many claims of one rank";
   if (refused) {
     DC_WARN("%s transport: rank %d refused %s (rank %d)", identity_.transport_name, identity_.rank, refused,
             hello.rank);
@@ -160,8 +157,7 @@ void Connector::match(int peer) {
     std::string problem;
     if (!same_token(claim.hello.token, w->second.token))
       problem = "its token is not the one in rank " + std::to_string(peer) + "'s card";
-    else if (w->second.verify)
-      problem = w->second.verify(*claim.socket);
+    else if (w->second.verify) problem = w->second.verify(*claim.socket);
     if (!problem.empty()) {
       DC_WARN("%s: refused a connection claiming rank %d: %s", describe(peer).c_str(), peer, problem.c_str());
       close_socket(*claim.socket);
@@ -193,8 +189,8 @@ void Connector::accept(int peer, const PeerToken& peer_token, Verify verify, int
     if (it == waiting_.end()) return;
     Done expired = std::move(it->second.done);
     waiting_.erase(it);
-    expired(Status::failure(dcRemoteError, describe(peer) + ": the peer did not connect within " +
-                                               std::to_string(timeout_ms) + " ms"),
+    expired(Status::failure(dcRemoteError,
+                            describe(peer) + ": the peer did not connect within " + std::to_string(timeout_ms) + " ms"),
             nullptr);
   });
   waiting_.emplace(peer, Waiting{peer_token, std::move(verify), timer, std::move(done)});
@@ -233,8 +229,7 @@ void Connector::dial(int peer, const Protocol::endpoint& endpoint, const PeerTok
   state->deadline.async_wait([this, self, state, timeout_ms](const boost::system::error_code& ec) {
     if (ec) return;
     state->finish(Status::failure(dcRemoteError, describe(state->peer) + ": connecting timed out after " +
-                                                     std::to_string(timeout_ms) + " ms (" +
-                                                     state->last_problem + ")"));
+                                                     std::to_string(timeout_ms) + " ms (" + state->last_problem + ")"));
   });
   try_dial(state);
 }
@@ -259,13 +254,13 @@ void Connector::try_dial(const std::shared_ptr<DialState>& state) {
       state->last_problem = "the peer does not listen (" + ec.message() + ")";
       return retry_dial(state);  // not (yet) listening
     }
-    if (ec) return state->finish(Status::failure(dcSystemError, describe(state->peer) + ": connect failed: " + ec.message()));
+    if (ec)
+      return state->finish(Status::failure(dcSystemError, describe(state->peer) + ": connect failed: " + ec.message()));
     auto client = std::make_shared<handshake::Client>(identity_.secret, identity_.purpose, identity_.session);
     async_client_handshake(*state->socket, client, [this, self, state, client](const ClientHandshakeResult& r) {
       if (state->finished) return;
       switch (r.kind) {
-        case ClientHandshakeResult::Accepted:
-          return on_dial_handshake(state);
+        case ClientHandshakeResult::Accepted: return on_dial_handshake(state);
         case ClientHandshakeResult::ClosedEarly:
           state->last_problem = "the peer dropped the connection during the handshake: " + r.why;
           return retry_dial(state);  // an overloaded listener evicts its oldest unproven connections
@@ -284,8 +279,8 @@ void Connector::on_dial_handshake(const std::shared_ptr<DialState>& state) {
       [this, self, state](const boost::system::error_code& write_ec, size_t) {
         if (state->finished) return;
         if (write_ec)
-          return state->finish(Status::failure(dcRemoteError, describe(state->peer) +
-                                                                  ": handshake failed: " + write_ec.message()));
+          return state->finish(
+              Status::failure(dcRemoteError, describe(state->peer) + ": handshake failed: " + write_ec.message()));
         boost::asio::async_read(
             *state->socket, boost::asio::buffer(&state->hello_in, sizeof state->hello_in),
             [this, self, state](const boost::system::error_code& read_ec, size_t) {
@@ -293,13 +288,12 @@ void Connector::on_dial_handshake(const std::shared_ptr<DialState>& state) {
               const Hello& in = state->hello_in;
               if (read_ec)
                 return state->finish(Status::failure(
-                    dcRemoteError, describe(state->peer) + ": the peer closed the connection after the handshake: " +
-                                       read_ec.message()));
+                    dcRemoteError, describe(state->peer) +
+                                       ": the peer closed the connection after the handshake: " + read_ec.message()));
               std::string problem;
               if (in.magic != Hello::kMagic || in.rank != state->peer || !same_token(in.token, state->peer_token))
                 problem = "the peer's hello does not match its card";
-              else if (state->verify)
-                problem = state->verify(*state->socket);
+              else if (state->verify) problem = state->verify(*state->socket);
               if (!problem.empty())
                 return state->finish(Status::failure(dcRemoteError, describe(state->peer) + ": " + problem));
               state->finish(Status::success());

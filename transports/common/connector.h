@@ -61,8 +61,8 @@ class Connector : public std::enable_shared_from_this<Connector> {
 
   // Lower rank: dials `peer` at `endpoint` (retrying until the deadline while it refuses or drops
   // the connection before its verdict).
-  void dial(int peer, const Protocol::endpoint& endpoint, const PeerToken& peer_token, Verify verify,
-            int timeout_ms, Done done);
+  void dial(int peer, const Protocol::endpoint& endpoint, const PeerToken& peer_token, Verify verify, int timeout_ms,
+            Done done);
   // Higher rank: waits for `peer`'s proven hello with `peer_token` that `verify` accepts.
   void accept(int peer, const PeerToken& peer_token, Verify verify, int timeout_ms, Done done);
   // Stops listening, drops unclaimed and unproven connections and fails waiting accepts.

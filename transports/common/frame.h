@@ -9,15 +9,15 @@
 namespace dc {
 
 enum class FrameType : uint32_t {
-  Eager = 1,     // tag, length; payload follows
-  Rts = 2,       // rendezvous announce: tag, length, id = sender's op id, aux = sender's buffer
-                 // address; flags: InRegion (shm: offset = id of the registered region holding it)
-  Cts = 3,       // clear to send: id = sender's op id, aux = receiver's op id; flags: Rejected
-  Data = 4,      // rendezvous payload: id = receiver's op id, offset, length; payload follows
-  Credit = 5,    // returns eager credit: length = bytes
-  Fin = 6,       // shm: the receiver copied the payload itself (id = sender's op id); flags: Failed
-  Slot = 7,      // shm: chunk in a shared slot: id = receiver's op id, offset, length, aux = slot
-  SlotFree = 8,  // shm: aux = slot the receiver has emptied
+  Eager = 1,       // tag, length; payload follows
+  Rts = 2,         // rendezvous announce: tag, length, id = sender's op id, aux = sender's buffer
+                   // address; flags: InRegion (shm: offset = id of the registered region holding it)
+  Cts = 3,         // clear to send: id = sender's op id, aux = receiver's op id; flags: Rejected
+  Data = 4,        // rendezvous payload: id = receiver's op id, offset, length; payload follows
+  Credit = 5,      // returns eager credit: length = bytes
+  Fin = 6,         // shm: the receiver copied the payload itself (id = sender's op id); flags: Failed
+  Slot = 7,        // shm: chunk in a shared slot: id = receiver's op id, offset, length, aux = slot
+  SlotFree = 8,    // shm: aux = slot the receiver has emptied
   RegionGone = 9,  // shm: the sender deregistered region aux; the receiver unmaps it
   Memory = 10,     // shm: a sealed memfd rides with this frame (SCM_RIGHTS): aux = MemoryKind,
                    // id = its key, length = its size, offset = (Region) its address in the sender
@@ -31,10 +31,10 @@ enum class MemoryKind : uint64_t {
 };
 
 enum FrameFlags : uint32_t {
-  kFrameRejected = 1,  // Cts: the posted receive is too small; the message is dropped
-  kFrameFailed = 2,    // Fin: the receiver could not copy the payload
-  kFrameMismatch = 4,  // Cts: the receiver called another operation (tag.check is its signature)
-  kFrameInRegion = 8,  // Rts: the buffer lies in a registered region passed to the receiver
+  kFrameRejected = 1,    // Cts: the posted receive is too small; the message is dropped
+  kFrameFailed = 2,      // Fin: the receiver could not copy the payload
+  kFrameMismatch = 4,    // Cts: the receiver called another operation (tag.check is its signature)
+  kFrameInRegion = 8,    // Rts: the buffer lies in a registered region passed to the receiver
   kFrameCancelled = 16,  // Cts: the receiver's operation failed and was cancelled; no payload follows
 };
 

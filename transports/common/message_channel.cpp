@@ -1,7 +1,6 @@
 #include "transports/common/message_channel.h"
 
 #include <algorithm>
-#include <cstring>
 #include <utility>
 
 #include <boost/asio/error.hpp>
@@ -12,9 +11,6 @@
 namespace dc {
 
 namespace {
-
-// What one eager message costs the sender's window: its payload plus the receiver's bookkeeping.
-size_t eager_cost(size_t len) { return len + sizeof(FrameHeader); }
 
 // One async_write carries at most this many queued frames / payload bytes. The byte bound is one
 // Data frame's: an answer queued while a batch is written waits for at most that much payload.
@@ -39,8 +35,7 @@ void MessageChannel::send(const Tag& tag, const void* buf, size_t len, Completio
   FrameHeader h;
   h.tag = tag;
   h.length = len;
-  if (len <= kEagerMax && eager_outstanding_ + eager_cost(len) <= kEagerWindow) {
-    eager_outstanding_ += eager_cost(len);
+  if (eager_credit_.take(len)) {
     h.type = FrameType::Eager;
     enqueue(h, buf, len, [this, op](const Status& s) { finish_send(op, s); });
     return;
@@ -153,7 +148,7 @@ void MessageChannel::cancel(uint64_t comm, uint64_t seq) {
       ++it;
       continue;
     }
-    if (h.type == FrameType::Eager) eager_outstanding_ -= eager_cost(h.length);
+    if (h.type == FrameType::Eager) eager_credit_.untake(h.length);
     if (h.type == FrameType::Rts) {
       if (SendPtr op = take_rendezvous_send(h.id)) finish_send(op, receive_cancelled());
     }
@@ -197,8 +192,7 @@ void MessageChannel::read_header() {
 
 void MessageChannel::on_header() {
   switch (in_.type) {
-    case FrameType::Eager:
-      return on_eager();
+    case FrameType::Eager: return on_eager();
     case FrameType::Rts:
       on_rts();
       if (closed_) return;
@@ -214,18 +208,15 @@ void MessageChannel::on_header() {
         // depends on what it sends.
         completions_.end_send_dropped(*op);
       } else if (in_.flags & kFrameRejected) {
-        finish_send(op, Status::failure(dcInvalidUsage,
-                                        "the receiver's buffer is smaller than the message"));
+        finish_send(op, Status::failure(dcInvalidUsage, "the receiver's buffer is smaller than the message"));
       } else {
         clear_to_send(op, in_);
       }
       return read_header();
     }
-    case FrameType::Data:
-      return on_data();
+    case FrameType::Data: return on_data();
     case FrameType::Credit:
-      if (in_.length > eager_outstanding_) return protocol_error("more credit returned than used");
-      eager_outstanding_ -= in_.length;
+      if (!eager_credit_.returned(in_.length)) return protocol_error("more credit returned than used");
       return read_header();
     default:
       if (!handle_extra_frame(in_)) return protocol_error("unknown frame type");
@@ -236,10 +227,7 @@ void MessageChannel::on_header() {
 void MessageChannel::on_eager() {
   const FrameHeader h = in_;
   if (h.length > kEagerMax) return protocol_error("eager frame longer than the eager limit");
-  // The sender may have at most kEagerWindow uncredited: beyond it, it ignores flow control.
-  if (eager_cost(h.length) > kEagerWindow - eager_uncredited_)
-    return protocol_error("eager data beyond the credit window");
-  eager_uncredited_ += eager_cost(h.length);
+  if (!eager_credit_.arrived(h.length)) return protocol_error("eager data beyond the credit window");
   RecvPtr op = pop_posted(h.tag);
   // Until its payload is read, the matched receive is in no queue: remember it, so that the
   // connection closing or the operation being cancelled meanwhile still ends it.
@@ -357,20 +345,16 @@ void MessageChannel::read_payload(void* dst, size_t len, std::function<void()> t
 
 void MessageChannel::deliver_eager(const RecvPtr& op, const FrameHeader& h, const char* payload) {
   return_credit(h.length);
-  if (signatures_differ(op->tag, h.tag)) return finish_recv(op, signature_mismatch(h.tag.check), 0);
-  if (h.length > op->capacity) return finish_recv(op, message_too_long(h.length, op->capacity), 0);
-  if (h.length) std::memcpy(op->buf, payload, h.length);
-  finish_recv(op, Status::success(), h.length);
+  const Status status = land_eager(*op, h.tag, h.length, payload);
+  finish_recv(op, status, status.ok() ? h.length : 0);
 }
 
 void MessageChannel::return_credit(size_t len) {
-  // Batched so that small messages do not each cost a frame; the sender's window stays well open.
-  credit_to_return_ += eager_cost(len);
-  if (credit_to_return_ < kEagerWindow / 8) return;
+  const size_t credit = eager_credit_.consumed(len);
+  if (!credit) return;
   FrameHeader h;
   h.type = FrameType::Credit;
-  h.length = std::exchange(credit_to_return_, 0);
-  eager_uncredited_ -= h.length;
+  h.length = credit;
   enqueue(h, nullptr, 0);
 }
 
@@ -385,9 +369,7 @@ void MessageChannel::match_rts(const RecvPtr& op, const FrameHeader& rts) {
   rendezvous_matched(op, rts);
 }
 
-void MessageChannel::rendezvous_matched(const RecvPtr& op, const FrameHeader& rts) {
-  answer_cts(op, rts);
-}
+void MessageChannel::rendezvous_matched(const RecvPtr& op, const FrameHeader& rts) { answer_cts(op, rts); }
 
 void MessageChannel::answer_cts(const RecvPtr& op, const FrameHeader& rts) {
   FrameHeader h;
@@ -436,7 +418,8 @@ void MessageChannel::enqueue(const FrameHeader& header, const void* payload, siz
   }
   Outgoing frame{header, payload, len, std::move(written), std::move(fd)};
   if (is_answer(header)) {  // after the answers already waiting, before everything else
-    auto at = std::find_if(write_queue_.begin(), write_queue_.end(), [](const Outgoing& o) { return !is_answer(o.header); });
+    auto at =
+        std::find_if(write_queue_.begin(), write_queue_.end(), [](const Outgoing& o) { return !is_answer(o.header); });
     write_queue_.insert(at, std::move(frame));
   } else {
     write_queue_.push_back(std::move(frame));
@@ -462,29 +445,28 @@ void MessageChannel::flush_writes() {
     if (o.len) buffers.emplace_back(o.payload, o.len);
   }
   auto self = shared_from_this();
-  stream_->write(buffers, writing_.front().fd.get(),
-                           [this, self](const boost::system::error_code& ec) {
-                             auto batch = std::move(writing_);
-                             writing_.clear();
-                             if (closed_) return;  // close() already failed the batch
-                             if (ec) {
-                               for (auto& o : batch) write_queue_.push_front(std::move(o));
-                               namespace err = boost::asio::error;
-                               if (ec == err::broken_pipe || ec == err::connection_reset) {
-                                 // The peer closed. What it sent before closing (a notice saying
-                                 // why) is still to be read: stop writing, and let the reader
-                                 // reach the end of the stream and close the channel.
-                                 write_broken_ = true;
-                                 return;
-                               }
-                               return fail_from_error(ec, "writing");
-                             }
-                             for (auto& o : batch) {
-                               if (o.written) o.written(Status::success());
-                             }
-                             flush_writes();
-                             notify_flushed();
-                           });
+  stream_->write(buffers, writing_.front().fd.get(), [this, self](const boost::system::error_code& ec) {
+    auto batch = std::move(writing_);
+    writing_.clear();
+    if (closed_) return;  // close() already failed the batch
+    if (ec) {
+      for (auto& o : batch) write_queue_.push_front(std::move(o));
+      namespace err = boost::asio::error;
+      if (ec == err::broken_pipe || ec == err::connection_reset) {
+        // The peer closed. What it sent before closing (a notice saying
+        // why) is still to be read: stop writing, and let the reader
+        // reach the end of the stream and close the channel.
+        write_broken_ = true;
+        return;
+      }
+      return fail_from_error(ec, "writing");
+    }
+    for (auto& o : batch) {
+      if (o.written) o.written(Status::success());
+    }
+    flush_writes();
+    notify_flushed();
+  });
 }
 
 MessageChannel::SendPtr MessageChannel::take_rendezvous_send(uint64_t id) {
@@ -516,20 +498,19 @@ void MessageChannel::post_completion(Completion done, const Status& status, size
 
 void MessageChannel::fail_from_error(const boost::system::error_code& ec, const char* what) {
   namespace err = boost::asio::error;
-  const bool peer_gone = ec == err::eof || ec == err::connection_reset || ec == err::broken_pipe ||
-                         ec == err::connection_aborted;
-  std::string message = std::string(transport_name_) + " connection to rank " +
-                        std::to_string(peer_) + ": " +
-                        (peer_gone ? "peer closed the connection" : "error") + " while " + what +
-                        " (" + ec.message() + ")";
+  const bool peer_gone =
+      ec == err::eof || ec == err::connection_reset || ec == err::broken_pipe || ec == err::connection_aborted;
+  std::string message = std::string(transport_name_) + " connection to rank " + std::to_string(peer_) + ": " +
+                        (peer_gone ? "peer closed the connection" : "error") + " while " + what + " (" + ec.message() +
+                        ")";
   if (!peer_gone) DC_WARN("%s", message.c_str());  // a local fault, not a peer leaving
   close(Status::failure(peer_gone ? dcRemoteError : dcSystemError, message));
 }
 
 void MessageChannel::protocol_error(const std::string& what) {
-  const Status status = Status::failure(dcRemoteError, std::string(transport_name_) + " connection to rank " +
-                                                           std::to_string(peer_) + ": protocol error: " + what +
-                                                           "; the connection is closed");
+  const Status status =
+      Status::failure(dcRemoteError, std::string(transport_name_) + " connection to rank " + std::to_string(peer_) +
+                                         ": protocol error: " + what + "; the connection is closed");
   // Logged here too: the communicator may have failed already and then reports only its first cause.
   DC_WARN("%s", status.message.c_str());
   close(status);
@@ -537,9 +518,8 @@ void MessageChannel::protocol_error(const std::string& what) {
 
 OwnedConnection::~OwnedConnection() {
   auto channel = channel_;
-  boost::asio::post(channel->io(), [channel] {
-    channel->close(Status::failure(dcInvalidUsage, "the connection was released"));
-  });
+  boost::asio::post(channel->io(),
+                    [channel] { channel->close(Status::failure(dcInvalidUsage, "the connection was released")); });
 }
 
 }  // namespace dc

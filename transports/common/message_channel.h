@@ -26,20 +26,21 @@
 #include <boost/asio/io_context.hpp>
 
 #include "base/memfd.h"
-#include "transports/common/frame.h"
-#include "transports/common/op_completions.h"
-#include "transports/common/frame_stream.h"
 #include "transports/common/cancelled_ops.h"
+#include "transports/common/eager_credit.h"
+#include "transports/common/frame.h"
+#include "transports/common/frame_stream.h"
+#include "transports/common/op_completions.h"
 #include "transports/transport.h"
 
 namespace dc {
 
 class MessageChannel : public std::enable_shared_from_this<MessageChannel> {
  public:
-  static constexpr size_t kEagerMax = 64 * 1024;
+  static constexpr size_t kEagerMax = EagerCredit::kEagerMax;
   // Pieces of a message handed to a PieceSink: small enough to stay in cache while the sink reads.
   static constexpr size_t kPieceBytes = 128 * 1024;
-  static constexpr size_t kEagerWindow = 4 * 1024 * 1024;
+  static constexpr size_t kEagerWindow = EagerCredit::kEagerWindow;
   // A rendezvous payload goes in Data frames of at most this many bytes.
   static constexpr size_t kDataFrameBytes = 256 * 1024;
   // Rendezvous announcements a peer may have waiting for a matching receive here.
@@ -119,8 +120,8 @@ class MessageChannel : public std::enable_shared_from_this<MessageChannel> {
 
  private:
   struct Unexpected {
-    FrameHeader header;          // Eager or Rts
-    std::vector<char> payload;   // Eager only
+    FrameHeader header;         // Eager or Rts
+    std::vector<char> payload;  // Eager only
   };
   struct Outgoing {
     FrameHeader header;
@@ -159,24 +160,22 @@ class MessageChannel : public std::enable_shared_from_this<MessageChannel> {
   FrameHeader in_;  // header being read
   std::unordered_map<Tag, std::deque<RecvPtr>, TagHash> posted_;
   std::unordered_map<Tag, std::deque<Unexpected>, TagHash> unexpected_;
-  size_t unexpected_rts_ = 0;  // announcements among them
+  size_t unexpected_rts_ = 0;                               // announcements among them
   std::unordered_map<uint64_t, SendPtr> rendezvous_sends_;  // waiting for CTS/FIN
-  std::unordered_set<uint64_t> cancelled_sends_;  // rendezvous sends dropped by cancel: their CTS is ignored
+  std::unordered_set<uint64_t> cancelled_sends_;            // rendezvous sends dropped by cancel: their CTS is ignored
   // Messages of these still arriving are dropped (eager, credit returned) or refused (announcements).
   CancelledOps cancelled_ops_;
   // Answers an announcement with a CTS that refuses it (flags say why; no payload follows).
   void refuse_rts(const FrameHeader& rts, const Tag& tag, uint32_t flags);
   std::unordered_map<uint64_t, RecvPtr> rendezvous_recvs_;  // receiving Data/Slot frames
-  RecvPtr eager_in_flight_;  // matched to the eager frame whose payload is being read
+  RecvPtr eager_in_flight_;                                 // matched to the eager frame whose payload is being read
   uint64_t next_id_ = 1;
   std::unique_ptr<char[]> piece_;
 
-  size_t eager_outstanding_ = 0;  // sender: eager bytes not yet credited back
-  size_t credit_to_return_ = 0;   // receiver: consumed eager bytes not yet credited
-  size_t eager_uncredited_ = 0;   // receiver: eager bytes arrived and not yet credited back
+  EagerCredit eager_credit_{sizeof(FrameHeader)};
 
   std::deque<Outgoing> write_queue_;
-  std::vector<Outgoing> writing_;  // the batch of the one async_write in flight
+  std::vector<Outgoing> writing_;                     // the batch of the one async_write in flight
   std::vector<std::function<void()>> flush_waiters_;  // run when both queues are empty
 
   OpCompletions completions_{io_};

@@ -190,8 +190,8 @@ bool ShmChannel::copy_from_region(const RecvPtr& op, const FrameHeader& rts) {
 void ShmChannel::rendezvous_matched(const RecvPtr& op, const FrameHeader& rts) {
   if ((rts.flags & kFrameInRegion) && copy_from_region(op, rts)) return;
   if (single_copy_) {
-    const int err = op->sink ? stream_from_peer(op->sink, rts.aux, rts.length)
-                             : copy_from_peer(op->buf, rts.aux, rts.length);
+    const int err =
+        op->sink ? stream_from_peer(op->sink, rts.aux, rts.length) : copy_from_peer(op->buf, rts.aux, rts.length);
     if (err == 0) {
       ++direct_copies_;
       finish_recv(op, Status::success(), rts.length);
@@ -199,14 +199,15 @@ void ShmChannel::rendezvous_matched(const RecvPtr& op, const FrameHeader& rts) {
     }
     if (err != EPERM && err != ENOSYS && err != EACCES) {
       // The peer is gone (ESRCH) or its buffer is not mapped: this message is lost.
-      finish_recv(op, Status::failure(err == ESRCH ? dcRemoteError : dcSystemError,
-                                      "shm connection to rank " + std::to_string(peer()) +
-                                          ": cross-memory read failed: " + std::strerror(err)),
+      finish_recv(op,
+                  Status::failure(err == ESRCH ? dcRemoteError : dcSystemError,
+                                  "shm connection to rank " + std::to_string(peer()) +
+                                      ": cross-memory read failed: " + std::strerror(err)),
                   0);
       return send_fin(rts, true);
     }
-    DC_INFO("shm transport: cross-memory attach to rank %d forbidden (%s); copying through shared memory",
-            peer(), std::strerror(err));
+    DC_INFO("shm transport: cross-memory attach to rank %d forbidden (%s); copying through shared memory", peer(),
+            std::strerror(err));
     single_copy_ = false;
   }
   answer_cts(op, rts);
@@ -267,8 +268,8 @@ void ShmChannel::on_slot(const FrameHeader& h) {
   RecvPtr op = find_rendezvous_recv(h.id);
   if (!op) return protocol_error("slot frame for an unknown receive");
   // In order, within one slot and within the announced length (compared without overflow).
-  if (!in_segment_ || h.aux >= ShmSegment::kSlots || h.length > ShmSegment::kSlotBytes ||
-      h.offset != op->received || h.length > op->expected - op->received)
+  if (!in_segment_ || h.aux >= ShmSegment::kSlots || h.length > ShmSegment::kSlotBytes || h.offset != op->received ||
+      h.length > op->expected - op->received)
     return protocol_error("slot frame out of range");
   if (h.length && !op->discard) {
     const char* from = in_segment_->slot(h.aux);
@@ -304,26 +305,16 @@ bool ShmChannel::handle_extra_frame(const FrameHeader& h) {
         return true;
       }
       finish_send(op, (h.flags & kFrameFailed)
-                          ? Status::failure(dcRemoteError, "shm connection to rank " +
-                                                               std::to_string(peer()) +
+                          ? Status::failure(dcRemoteError, "shm connection to rank " + std::to_string(peer()) +
                                                                ": the receiver could not copy the message")
                           : Status::success());
       return true;
     }
-    case FrameType::Slot:
-      on_slot(h);
-      return true;
-    case FrameType::RegionGone:
-      drop_import(h.aux);
-      return true;
-    case FrameType::SlotFree:
-      on_slot_free(h);
-      return true;
-    case FrameType::Memory:
-      on_memory(h);
-      return true;
-    default:
-      return false;
+    case FrameType::Slot: on_slot(h); return true;
+    case FrameType::RegionGone: drop_import(h.aux); return true;
+    case FrameType::SlotFree: on_slot_free(h); return true;
+    case FrameType::Memory: on_memory(h); return true;
+    default: return false;
   }
 }
 

@@ -100,10 +100,10 @@ class ShmChannel : public MessageChannel {
 
   pid_t peer_pid_;
   std::shared_ptr<ShmRegions> regions_;
-  std::set<uint64_t> regions_passed_;           // our region ids the peer has been given
-  std::map<uint64_t, ImportedRegion> imports_;  // the peer's regions mapped here, by its id
-  std::unique_ptr<ShmSegment> out_segment_;     // ours, made on the first copy-through send
-  std::unique_ptr<ShmSegment> in_segment_;      // the peer's, as it passed it
+  std::set<uint64_t> regions_passed_;                       // our region ids the peer has been given
+  std::map<uint64_t, ImportedRegion> imports_;              // the peer's regions mapped here, by its id
+  std::unique_ptr<ShmSegment> out_segment_;                 // ours, made on the first copy-through send
+  std::unique_ptr<ShmSegment> in_segment_;                  // the peer's, as it passed it
   std::map<uint64_t, std::pair<UniqueFd, size_t>> boards_;  // arrived, not yet taken
   std::map<uint64_t, BoardWaiter> board_waiters_;
   bool single_copy_;

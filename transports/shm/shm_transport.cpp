@@ -16,6 +16,7 @@
 
 #include "base/log.h"
 #include "transports/common/connector.h"
+#include "transports/settings.h"
 #include "transports/shm/shm_channel.h"
 #include "transports/shm/shm_regions.h"
 #include "transports/transport.h"
@@ -27,7 +28,8 @@ namespace {
 using GenericEndpoint = boost::asio::generic::stream_protocol::endpoint;
 
 GenericEndpoint abstract_endpoint(const PeerToken& token) {
-  return GenericEndpoint(boost::asio::local::stream_protocol::endpoint(std::string(1, '\0') + "deepcomm-" + token_hex(token)));
+  return GenericEndpoint(
+      boost::asio::local::stream_protocol::endpoint(std::string(1, '\0') + "deepcomm-" + token_hex(token)));
 }
 
 struct PeerAddress {
@@ -72,10 +74,7 @@ Connector::Verify credentials_of(const PeerAddress& card) {
 }
 
 // DEEPCOMM_SHM_CMA=0 turns single copy off (both cross-memory attach and same-process memcpy).
-bool single_copy_enabled() {
-  const char* v = std::getenv("DEEPCOMM_SHM_CMA");
-  return !(v && std::strcmp(v, "0") == 0);
-}
+bool single_copy_enabled() { return config::flag_if_set(settings::kShmCma).value_or(true); }
 
 // What the shm transport hands out: a connection that can also share memory with the peer.
 class ShmConnection : public OwnedConnection {
@@ -141,8 +140,10 @@ class ShmTransport : public Transport {
   MemoryRegistration register_memory(void* addr, size_t size) override {
     const uint64_t id = regions_->export_region(addr, size);
     if (!id) {
-      DC_INFO("shm transport: registered memory at %p is not from ncclMemAlloc; peers read it by "
-              "cross-memory attach where allowed, else through the connection's segment", addr);
+      DC_INFO(
+          "shm transport: registered memory at %p is not from ncclMemAlloc; peers read it by "
+          "cross-memory attach where allowed, else through the connection's segment",
+          addr);
       return MemoryRegistration{addr, size, nullptr};
     }
     return MemoryRegistration{addr, size, std::make_shared<uint64_t>(id)};

@@ -12,8 +12,6 @@ namespace dc {
 
 namespace {
 
-size_t eager_cost(size_t len) { return len + sizeof(UcxHeader); }
-
 // A header-only message; UCX reads the header until the send completes.
 struct ControlSend {
   UcxHeader header;
@@ -45,7 +43,9 @@ UcxChannel::~UcxChannel() {
 void UcxChannel::send(const Tag& tag, const void* buf, size_t len, Completion done) {
   UcxEntry entry;
   if (!entry) return;
-  if (closed_ || !ep_) return post_completion(std::move(done), closed_ ? close_status_ : Status::failure(dcInternalError, "ucx: not connected"), 0);
+  if (closed_ || !ep_)
+    return post_completion(std::move(done),
+                           closed_ ? close_status_ : Status::failure(dcInternalError, "ucx: not connected"), 0);
   auto op = std::make_shared<SendOp>();
   op->header.type = UcxType::Message;
   op->header.conn = peer_conn_;
@@ -55,10 +55,7 @@ void UcxChannel::send(const Tag& tag, const void* buf, size_t len, Completion do
   op->len = len;
   op->done = std::move(done);
   sending_[op.get()] = op;
-  if (len <= kEagerMax && eager_outstanding_ + eager_cost(len) <= kEagerWindow) {
-    eager_outstanding_ += eager_cost(len);
-    return issue(op, UCP_AM_SEND_FLAG_EAGER);
-  }
+  if (eager_credit_.take(len)) return issue(op, UCP_AM_SEND_FLAG_EAGER);
   op->header.id = next_id_++;
   rendezvous_sends_[op->header.id] = op;
   issue(op, UCP_AM_SEND_FLAG_RNDV);
@@ -154,29 +151,23 @@ void UcxChannel::recv(const Tag& tag, void* buf, size_t capacity, Completion don
 ucs_status_t UcxChannel::on_message(const UcxHeader& h, void* data, size_t length, bool rendezvous) {
   switch (h.type) {
     case UcxType::Credit:
-      if (h.id > eager_outstanding_) {
+      if (!eager_credit_.returned(h.id)) {
         fail_later(Status::failure(dcInternalError, "ucx connection to rank " + std::to_string(peer_) +
                                                         ": protocol error: more credit returned than used"));
-      } else {
-        eager_outstanding_ -= h.id;
       }
       return UCS_OK;
-    case UcxType::Reject:
-      on_refused(h);
-      return UCS_OK;
-    case UcxType::RejectAck:
-      on_refusal_seen(h.id);
-      return UCS_OK;
-    case UcxType::Message:
-      break;
+    case UcxType::Reject: on_refused(h); return UCS_OK;
+    case UcxType::RejectAck: on_refusal_seen(h.id); return UCS_OK;
+    case UcxType::Message: break;
     default:
       fail_later(Status::failure(dcInternalError, "ucx connection to rank " + std::to_string(peer_) +
                                                       ": protocol error: unknown message type"));
       return UCS_OK;
   }
   if (h.length != length || (rendezvous && !h.id)) {
-    fail_later(Status::failure(dcInternalError, "ucx connection to rank " + std::to_string(peer_) +
-                                                    ": protocol error: message length or kind differs from its header"));
+    fail_later(
+        Status::failure(dcInternalError, "ucx connection to rank " + std::to_string(peer_) +
+                                             ": protocol error: message length or kind differs from its header"));
     return UCS_OK;
   }
   if (!rendezvous) {
@@ -188,6 +179,13 @@ ucs_status_t UcxChannel::on_message(const UcxHeader& h, void* data, size_t lengt
 }
 
 void UcxChannel::on_eager(const UcxHeader& h, const void* data) {
+  // Sent on eager credit (a rendezvous id means it was not): within the window, or the sender
+  // ignores flow control.
+  if (!h.id && !eager_credit_.arrived(h.length)) {
+    fail_later(Status::failure(dcInternalError, "ucx connection to rank " + std::to_string(peer_) +
+                                                    ": protocol error: eager data beyond the credit window"));
+    return;
+  }
   if (RecvPtr op = pop_posted(h.tag)) return deliver_eager(op, h, data);
   if (cancelled_ops_.contains(h.tag)) {
     if (!h.id) return_credit(h.length);  // its operation was cancelled here: nobody will take it
@@ -220,17 +218,12 @@ void UcxChannel::fail_mismatched_receives(const Tag& arrived) {
 
 void UcxChannel::deliver_eager(const RecvPtr& op, const UcxHeader& h, const void* payload) {
   if (!h.id) return_credit(h.length);  // sent on eager credit (a rendezvous id means it was not)
-  if (signatures_differ(op->tag, h.tag)) return finish_recv(op, signature_mismatch(h.tag.check), 0);
-  if (h.length > op->capacity) return finish_recv(op, message_too_long(h.length, op->capacity), 0);
-  if (h.length) std::memcpy(op->buf, payload, h.length);
-  finish_recv(op, Status::success(), h.length);
+  const Status status = land_eager(*op, h.tag, h.length, payload);
+  finish_recv(op, status, status.ok() ? h.length : 0);
 }
 
 void UcxChannel::return_credit(size_t len) {
-  // Batched, so that small messages do not each cost a reply; the sender's window stays open.
-  credit_to_return_ += eager_cost(len);
-  if (credit_to_return_ < kEagerWindow / 8) return;
-  send_control(UcxType::Credit, std::exchange(credit_to_return_, 0));
+  if (const size_t credit = eager_credit_.consumed(len)) send_control(UcxType::Credit, credit);
 }
 
 UcxChannel::RecvPtr UcxChannel::pop_posted(const Tag& tag) { return take_posted(posted_, tag); }

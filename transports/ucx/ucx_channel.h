@@ -23,6 +23,7 @@
 #include <boost/asio/generic/stream_protocol.hpp>
 
 #include "transports/common/cancelled_ops.h"
+#include "transports/common/eager_credit.h"
 #include "transports/common/op_completions.h"
 #include "transports/transport.h"
 #include "transports/ucx/ucx_wire.h"
@@ -33,8 +34,8 @@ namespace dc {
 class UcxChannel : public std::enable_shared_from_this<UcxChannel> {
  public:
   using Socket = boost::asio::generic::stream_protocol::socket;
-  static constexpr size_t kEagerMax = 64 * 1024;
-  static constexpr size_t kEagerWindow = 4 * 1024 * 1024;
+  static constexpr size_t kEagerMax = EagerCredit::kEagerMax;
+  static constexpr size_t kEagerWindow = EagerCredit::kEagerWindow;
 
   UcxChannel(std::shared_ptr<UcxWorker> worker, int peer);
   ~UcxChannel();
@@ -81,8 +82,8 @@ class UcxChannel : public std::enable_shared_from_this<UcxChannel> {
   using RecvPtr = std::shared_ptr<RecvOp>;
   struct Unexpected {
     UcxHeader header;
-    std::vector<char> eager;        // an eager payload, copied
-    void* rendezvous = nullptr;     // or UCX's descriptor of a rendezvous payload
+    std::vector<char> eager;     // an eager payload, copied
+    void* rendezvous = nullptr;  // or UCX's descriptor of a rendezvous payload
   };
   struct SendRef;
   struct RecvRef;
@@ -141,12 +142,11 @@ class UcxChannel : public std::enable_shared_from_this<UcxChannel> {
     std::function<void()> done;
   };
   std::vector<std::shared_ptr<FlushWaiter>> flushing_;
-  std::unordered_map<uint64_t, void*> refused_;             // refused descriptors awaiting RejectAck
-  CancelledOps cancelled_ops_;  // their late messages are dropped (eager) or refused (rendezvous)
+  std::unordered_map<uint64_t, void*> refused_;  // refused descriptors awaiting RejectAck
+  CancelledOps cancelled_ops_;                   // their late messages are dropped (eager) or refused (rendezvous)
   uint64_t next_id_ = 1;
 
-  size_t eager_outstanding_ = 0;  // sender: eager bytes not yet credited back
-  size_t credit_to_return_ = 0;   // receiver: consumed eager bytes not yet credited
+  EagerCredit eager_credit_{sizeof(UcxHeader)};
 
   OpCompletions completions_{worker_->io()};
 };

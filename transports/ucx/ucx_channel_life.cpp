@@ -57,9 +57,9 @@ void UcxChannel::fail_later(const Status& status) {
 Status UcxChannel::ucx_failure(const char* what, ucs_status_t status) const {
   const bool peer_side = status == UCS_ERR_CONNECTION_RESET || status == UCS_ERR_ENDPOINT_TIMEOUT ||
                          status == UCS_ERR_UNREACHABLE || status == UCS_ERR_CANCELED;
-  return Status::failure(peer_side ? dcRemoteError : dcSystemError,
-                         "ucx connection to rank " + std::to_string(peer_) + ": " + what + " failed: " +
-                             api_.status_string(status));
+  return Status::failure(
+      peer_side ? dcRemoteError : dcSystemError,
+      "ucx connection to rank " + std::to_string(peer_) + ": " + what + " failed: " + api_.status_string(status));
 }
 
 void UcxChannel::flush(std::function<void()> done) {

@@ -40,8 +40,7 @@ void restrict_devices(const UcxApi& api, ucp_config_t* config) {
   if (user_set("UCX_NET_DEVICES")) return;
   const std::string devices = ucx_net_devices();
   const ucs_status_t s = api.config_modify(config, "NET_DEVICES", devices.c_str());
-  if (s != UCS_OK)
-    fail(dcSystemError, "DeepComm: cannot restrict UCX to " + devices + ": " + api.status_string(s));
+  if (s != UCS_OK) fail(dcSystemError, "DeepComm: cannot restrict UCX to " + devices + ": " + api.status_string(s));
   DC_INFO("ucx: UCX_NET_DEVICES=%s", devices.c_str());
 }
 

@@ -80,7 +80,8 @@ struct IdSwap {
   uint64_t own = 0;
   uint64_t peer = 0;
   bool finished = false;
-  IdSwap(std::unique_ptr<Connector::Socket> s, uint64_t id) : socket(std::move(s)), timer(socket->get_executor()), own(id) {}
+  IdSwap(std::unique_ptr<Connector::Socket> s, uint64_t id)
+      : socket(std::move(s)), timer(socket->get_executor()), own(id) {}
 };
 
 void swap_ids(const std::shared_ptr<IdSwap>& swap, int timeout_ms, std::function<void(const Status&)> done) {
@@ -90,13 +91,14 @@ void swap_ids(const std::shared_ptr<IdSwap>& swap, int timeout_ms, std::function
   });
   boost::asio::async_write(*swap->socket, boost::asio::buffer(&swap->own, sizeof swap->own),
                            [](const boost::system::error_code&, size_t) {});
-  boost::asio::async_read(*swap->socket, boost::asio::buffer(&swap->peer, sizeof swap->peer),
-                          [swap, done](const boost::system::error_code& ec, size_t) {
-                            swap->finished = true;
-                            swap->timer.cancel();
-                            if (ec) return done(Status::failure(dcRemoteError, "no connection id from the peer: " + ec.message()));
-                            done(Status::success());
-                          });
+  boost::asio::async_read(
+      *swap->socket, boost::asio::buffer(&swap->peer, sizeof swap->peer),
+      [swap, done](const boost::system::error_code& ec, size_t) {
+        swap->finished = true;
+        swap->timer.cancel();
+        if (ec) return done(Status::failure(dcRemoteError, "no connection id from the peer: " + ec.message()));
+        done(Status::success());
+      });
 }
 
 // What a Transport hands out: closes the channel when the last user reference goes away.
@@ -160,7 +162,7 @@ class UcxTransport : public Transport {
     }
     auto channel = std::make_shared<UcxChannel>(worker_, peer);
     auto established = [this, peer, p, channel, timeout_ms, done](const Status& status,
-                                                                 std::unique_ptr<Connector::Socket> socket) {
+                                                                  std::unique_ptr<Connector::Socket> socket) {
       if (!status.ok()) return done(status, nullptr);
       auto swap = std::make_shared<IdSwap>(std::move(socket), channel->id());
       swap_ids(swap, timeout_ms, [this, peer, p, channel, swap, done](const Status& swapped) {

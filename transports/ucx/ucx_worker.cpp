@@ -81,8 +81,7 @@ std::shared_ptr<UcxWorker> UcxWorker::get(boost::asio::io_context& io) {
   return worker;
 }
 
-UcxWorker::UcxWorker(boost::asio::io_context& io, const UcxApi& api)
-    : io_(io), api_(api), pid_(getpid()), efd_(io) {
+UcxWorker::UcxWorker(boost::asio::io_context& io, const UcxApi& api) : io_(io), api_(api), pid_(getpid()), efd_(io) {
   apply_memory_hook_policy(api_);
   ucp_config_t* config = nullptr;
   check(api_, api_.config_read(nullptr, nullptr, &config), "reading its configuration");
@@ -158,8 +157,8 @@ ucp_ep_h UcxWorker::connect(const std::string& hex_address, bool peer_failure, i
   if (!entry) fail(dcSystemError, "DeepComm: the process is exiting");
   const std::vector<unsigned char> address = from_hex(hex_address);
   ucp_ep_params_t params{};
-  params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
-                      UCP_EP_PARAM_FIELD_ERR_HANDLER;
+  params.field_mask =
+      UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE | UCP_EP_PARAM_FIELD_ERR_HANDLER;
   params.address = reinterpret_cast<const ucp_address_t*>(address.data());
   params.err_mode = peer_failure ? UCP_ERR_HANDLING_MODE_PEER : UCP_ERR_HANDLING_MODE_NONE;
   params.err_handler.cb = &UcxWorker::on_endpoint_error;
@@ -259,19 +258,19 @@ void UcxWorker::wait_for_events() {
 
 void UcxWorker::add_poll_hook() {
   std::weak_ptr<UcxWorker> weak = weak_from_this();
-  poll_hook_ = poll_hooks::add(poll_hooks::Hook{
-      [weak] {
-        auto self = weak.lock();
-        return self && self->poll_once();
-      },
-      [weak] {
-        auto self = weak.lock();
-        return !self || self->arm_before_block();
-      },
-      [weak] {
-        auto self = weak.lock();
-        if (self && !self->armed_) self->kick();  // whoever runs the engine next arms it
-      }});
+  poll_hook_ = poll_hooks::add(poll_hooks::Hook{[weak] {
+                                                  auto self = weak.lock();
+                                                  return self && self->poll_once();
+                                                },
+                                                [weak] {
+                                                  auto self = weak.lock();
+                                                  return !self || self->arm_before_block();
+                                                },
+                                                [weak] {
+                                                  auto self = weak.lock();
+                                                  if (self && !self->armed_)
+                                                    self->kick();  // whoever runs the engine next arms it
+                                                }});
 }
 
 bool UcxWorker::poll_once() {
@@ -309,7 +308,8 @@ bool UcxWorker::progress_until(const std::function<bool()>& done, std::chrono::m
   while (!done()) {
     if (api_.worker_progress(worker_)) continue;
     if (api_.worker_arm(worker_) == UCS_ERR_BUSY) continue;
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) break;
     pollfd p{event_fd_, POLLIN, 0};
     poll(&p, 1, static_cast<int>(left.count()) + 1);
@@ -322,8 +322,7 @@ bool UcxWorker::progress_until(const std::function<bool()>& done, std::chrono::m
 void UcxWorker::drain() {
   UcxEntry entry;
   if (!entry) return;
-  for (int i = 0; i < 100000 && api_.worker_progress(worker_); ++i) {
-  }
+  for (int i = 0; i < 100000 && api_.worker_progress(worker_); ++i) {}
   armed_ = false;
   kick();
 }

@@ -79,8 +79,8 @@ class UcxWorker : public std::enable_shared_from_this<UcxWorker> {
   };
 
   UcxWorker(boost::asio::io_context& io, const UcxApi& api);
-  static ucs_status_t on_active_message(void* arg, const void* header, size_t header_length, void* data,
-                                        size_t length, const ucp_am_recv_param_t* param);
+  static ucs_status_t on_active_message(void* arg, const void* header, size_t header_length, void* data, size_t length,
+                                        const ucp_am_recv_param_t* param);
   static void on_endpoint_error(void* arg, ucp_ep_h ep, ucs_status_t status);
   static void on_closed(void* request, ucs_status_t status, void* user_data);
   void progress_and_arm();

@@ -79,8 +79,8 @@ void connect_authenticated(DeadlineSocket& socket, const tcp::endpoint& root, co
       if (prove_secret(socket, credentials, purpose, deadline, root)) return;
       ec = asio::error::connection_reset;
     }
-    bool retry = ec == asio::error::connection_refused || ec == asio::error::connection_reset ||
-                 ec == asio::error::try_again;
+    bool retry =
+        ec == asio::error::connection_refused || ec == asio::error::connection_reset || ec == asio::error::try_again;
     if (!retry && ec != asio::error::timed_out)
       fail(dcSystemError, "cannot connect to the bootstrap root at " + text_of(root) + ": " + ec.message());
     if (ec == asio::error::timed_out || Clock::now() + pause >= deadline)
@@ -149,12 +149,12 @@ milliseconds progress_margin(int timeout_ms) {
 
 }  // namespace
 
-std::vector<std::string> bootstrap_allgather(const dcUniqueId& id, int rank, int nranks,
-                                             const std::string& blob, int timeout_ms) {
+std::vector<std::string> bootstrap_allgather(const dcUniqueId& id, int rank, int nranks, const std::string& blob,
+                                             int timeout_ms) {
   validate_unique_id(id);
   if (nranks < 1 || nranks > wire::kMaxRanks || rank < 0 || rank >= nranks)
-    fail(dcInvalidArgument, "bootstrap: rank " + std::to_string(rank) + " of nranks " +
-                                std::to_string(nranks) + " is out of range");
+    fail(dcInvalidArgument,
+         "bootstrap: rank " + std::to_string(rank) + " of nranks " + std::to_string(nranks) + " is out of range");
   if (timeout_ms <= 0) fail(dcInvalidArgument, "bootstrap: timeout must be positive");
   if (blob.size() > wire::kMaxBlobBytes)
     fail(dcInvalidArgument, "bootstrap: blob of " + std::to_string(blob.size()) + " bytes is over the limit of " +
@@ -178,8 +178,8 @@ std::vector<std::string> bootstrap_allgather(const dcUniqueId& id, int rank, int
   wire::Request request{wire::RequestKind::Join, credentials.session, rank, nranks, blob.size()};
   auto header = wire::encode_request(request);
   if (error_code ec = socket.write({asio::buffer(header), asio::buffer(blob)}, deadline))
-    fail(dcSystemError, "bootstrap: cannot send the join to the root at " + text_of(root.endpoint) +
-                            ": " + ec.message());
+    fail(dcSystemError,
+         "bootstrap: cannot send the join to the root at " + text_of(root.endpoint) + ": " + ec.message());
 
   uint8_t kind = 0;
   error_code ec = socket.read(asio::buffer(&kind, 1), deadline - progress_margin(timeout_ms));
@@ -190,23 +190,18 @@ std::vector<std::string> bootstrap_allgather(const dcUniqueId& id, int rank, int
   }
   if (ec == asio::error::timed_out)
     fail(dcSystemError, "bootstrap timed out after " + std::to_string(timeout_ms) + " ms: rank " +
-                            std::to_string(rank) + " waited for the other ranks at the root " +
-                            text_of(root.endpoint) + "; " +
-                            progress.value_or("the root did not say how many ranks joined"));
+                            std::to_string(rank) + " waited for the other ranks at the root " + text_of(root.endpoint) +
+                            "; " + progress.value_or("the root did not say how many ranks joined"));
   if (ec)
     fail(dcSystemError, "bootstrap root at " + text_of(root.endpoint) +
-                            " closed the connection before every rank joined (" + ec.message() +
-                            ")");
+                            " closed the connection before every rank joined (" + ec.message() + ")");
 
   SocketSource source(socket, deadline, root.endpoint, kind);
   RootReply reply = read_root_reply(source, nranks);
   switch (reply.kind) {
-    case RootReply::Kind::Table:
-      return std::move(reply.blobs);
-    case RootReply::Kind::Error:
-      fail(reply.code, "bootstrap failed: " + reply.text);
-    case RootReply::Kind::Status:
-      break;
+    case RootReply::Kind::Table: return std::move(reply.blobs);
+    case RootReply::Kind::Error: fail(reply.code, "bootstrap failed: " + reply.text);
+    case RootReply::Kind::Status: break;
   }
   fail(dcRemoteError, "bootstrap root at " + text_of(root.endpoint) + " answered a join with a status");
 }

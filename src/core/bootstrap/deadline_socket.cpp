@@ -35,8 +35,7 @@ error_code DeadlineSocket::connect(const asio::ip::tcp::endpoint& to, Clock::tim
   return run([&](auto handler) { socket_.async_connect(to, handler); }, deadline);
 }
 
-error_code DeadlineSocket::write(const std::vector<asio::const_buffer>& buffers,
-                                 Clock::time_point deadline) {
+error_code DeadlineSocket::write(const std::vector<asio::const_buffer>& buffers, Clock::time_point deadline) {
   return run([&](auto handler) { asio::async_write(socket_, buffers, handler); }, deadline);
 }
 

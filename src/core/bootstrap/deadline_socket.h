@@ -16,10 +16,8 @@ class DeadlineSocket {
   DeadlineSocket() : socket_(io_) {}
 
   // One attempt; a timeout reads as boost::asio::error::timed_out.
-  boost::system::error_code connect(const boost::asio::ip::tcp::endpoint& to,
-                                    Clock::time_point deadline);
-  boost::system::error_code write(const std::vector<boost::asio::const_buffer>& buffers,
-                                  Clock::time_point deadline);
+  boost::system::error_code connect(const boost::asio::ip::tcp::endpoint& to, Clock::time_point deadline);
+  boost::system::error_code write(const std::vector<boost::asio::const_buffer>& buffers, Clock::time_point deadline);
   boost::system::error_code read(boost::asio::mutable_buffer buffer, Clock::time_point deadline);
   void close();
 

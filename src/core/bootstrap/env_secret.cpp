@@ -2,7 +2,6 @@
 
 #include <sys/stat.h>
 
-#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -11,6 +10,7 @@
 #include "base/error.h"
 #include "base/log.h"
 #include "base/sha256.h"
+#include "src/core/settings.h"
 
 namespace dc {
 
@@ -48,17 +48,17 @@ Secret secret_from_text(const std::string& text) {
 IdCredentials credentials_from_environment(const std::string& session_text, const char* what) {
   IdCredentials c;
   c.session = session_from_text(session_text);
-  const char* value = std::getenv("DEEPCOMM_SECRET");
-  if (value && *value) {
-    c.secret = secret_from_text(value[0] == '/' ? read_secret_file(value) : std::string(value));
+  if (auto value = config::text(settings::kSecret)) {
+    c.secret = secret_from_text((*value)[0] == '/' ? read_secret_file(*value) : *value);
     c.authenticated = true;
     return c;
   }
   static std::once_flag logged;
   std::call_once(logged, [what] {
-    DC_INFO("%s without DEEPCOMM_SECRET: the communicator is unauthenticated (anyone who can reach "
-            "the rendezvous address can join); set DEEPCOMM_SECRET to the same text on every rank",
-            what);
+    DC_INFO(
+        "%s without DEEPCOMM_SECRET: the communicator is unauthenticated (anyone who can reach "
+        "the rendezvous address can join); set DEEPCOMM_SECRET to the same text on every rank",
+        what);
   });
   return c;
 }

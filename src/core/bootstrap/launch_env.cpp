@@ -1,11 +1,12 @@
 #include <cstdlib>
 #include <string>
 
+#include "base/error.h"
 #include "src/core/bootstrap/env_secret.h"
 #include "src/core/bootstrap/host_port.h"
 #include "src/core/bootstrap/launch_sources.h"
 #include "src/core/bootstrap/unique_id_layout.h"
-#include "base/error.h"
+#include "src/core/settings.h"
 
 namespace dc {
 
@@ -36,16 +37,25 @@ int env_int(const char* name, int min, int max) {
 }
 
 std::optional<LaunchInfo> launch_info_from_deepcomm_run() {
-  if (!is_set("DEEPCOMM_RANK") && !is_set("DEEPCOMM_NRANKS") && !is_set("DEEPCOMM_UNIQUE_ID"))
-    return std::nullopt;
-  std::string missing = missing_among({"DEEPCOMM_RANK", "DEEPCOMM_NRANKS", "DEEPCOMM_UNIQUE_ID"});
-  if (!missing.empty())
-    fail(dcInvalidUsage, "deepcomm-run environment is incomplete: " + missing + " unset");
+  using namespace settings;
+  const std::optional<std::string> id_hex = config::text(kUniqueId);
+  if (!config::raw(kRank) && !config::raw(kNranks) && !id_hex) return std::nullopt;
+  std::string missing;
+  for (const config::Setting* s : {&kRank, &kNranks, &kUniqueId})
+    if (!config::raw(*s)) missing += (missing.empty() ? "" : ", ") + std::string(s->name);
+  if (!missing.empty()) fail(dcInvalidUsage, "deepcomm-run environment is incomplete: " + missing + " unset");
   LaunchInfo info;
-  info.nranks = env_int("DEEPCOMM_NRANKS", 1, 1 << 24);
-  info.rank = env_int("DEEPCOMM_RANK", 0, info.nranks - 1);
   try {
-    info.id = unique_id_from_hex(std::getenv("DEEPCOMM_UNIQUE_ID"));
+    info.nranks = config::integer_as<int>(kNranks);
+    info.rank = config::integer_as<int>(kRank);
+  } catch (const Error& e) {
+    fail(dcInvalidUsage, e.what());  // a launcher's bad variable is a usage error, as torchrun's
+  }
+  if (info.rank >= info.nranks)
+    fail(dcInvalidUsage, "DeepComm: DEEPCOMM_RANK=" + std::to_string(info.rank) + " is not an integer in [0, " +
+                             std::to_string(info.nranks - 1) + "]");
+  try {
+    info.id = unique_id_from_hex(*id_hex);
     validate_unique_id(info.id);
   } catch (const Error& e) {
     fail(dcInvalidUsage, std::string("DEEPCOMM_UNIQUE_ID: ") + e.what());
@@ -57,8 +67,7 @@ std::optional<LaunchInfo> launch_info_from_deepcomm_run() {
 std::optional<LaunchInfo> launch_info_from_torchrun() {
   if (!is_set("RANK") && !is_set("WORLD_SIZE")) return std::nullopt;
   std::string missing = missing_among({"RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"});
-  if (!missing.empty())
-    fail(dcInvalidUsage, "torchrun environment is incomplete: " + missing + " unset");
+  if (!missing.empty()) fail(dcInvalidUsage, "torchrun environment is incomplete: " + missing + " unset");
   LaunchInfo info;
   info.nranks = env_int("WORLD_SIZE", 1, 1 << 24);
   info.rank = env_int("RANK", 0, info.nranks - 1);
@@ -72,9 +81,8 @@ std::optional<LaunchInfo> launch_info_from_torchrun() {
   const char* run_id = std::getenv("TORCHELASTIC_RUN_ID");
   const char* restart = std::getenv("TORCHELASTIC_RESTART_COUNT");
   info.id = encode_unique_id(
-      root, credentials_from_environment("torchrun:" + address + ":" + (run_id ? run_id : "") + ":" +
-                                             (restart ? restart : ""),
-                                         "torchrun"));
+      root, credentials_from_environment(
+                "torchrun:" + address + ":" + (run_id ? run_id : "") + ":" + (restart ? restart : ""), "torchrun"));
   info.source = "torchrun";
   return info;
 }
@@ -89,10 +97,9 @@ LaunchInfo launch_info_from_env(int timeout_ms) {
   const char* pmix = "PMIx (not built in: libpmix-dev was absent)";
 #endif
   if (auto info = launch_info_from_torchrun()) return *info;
-  fail(dcInvalidUsage,
-       std::string("no launcher environment found; looked for DEEPCOMM_RANK/DEEPCOMM_NRANKS/"
-                   "DEEPCOMM_UNIQUE_ID (deepcomm-run), ") +
-           pmix + ", RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT (torchrun)");
+  fail(dcInvalidUsage, std::string("no launcher environment found; looked for DEEPCOMM_RANK/DEEPCOMM_NRANKS/"
+                                   "DEEPCOMM_UNIQUE_ID (deepcomm-run), ") +
+                           pmix + ", RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT (torchrun)");
 }
 
 }  // namespace dc

@@ -1,13 +1,13 @@
-#include <cstdlib>
 #include <string>
 
+#include "base/error.h"
+#include "base/net_interface.h"
 #include "src/core/bootstrap.h"
 #include "src/core/bootstrap/env_secret.h"
 #include "src/core/bootstrap/host_port.h"
 #include "src/core/bootstrap/root_registry.h"
 #include "src/core/bootstrap/unique_id_layout.h"
-#include "base/error.h"
-#include "base/net_interface.h"
+#include "src/core/settings.h"
 
 namespace dc {
 
@@ -15,14 +15,7 @@ namespace {
 
 // DEEPCOMM_BOOTSTRAP_TIMEOUT (ms): how long a root serves before giving up on missing ranks.
 std::chrono::milliseconds root_deadline() {
-  const char* text = std::getenv("DEEPCOMM_BOOTSTRAP_TIMEOUT");
-  if (!text || !*text) return std::chrono::milliseconds(120000);
-  char* end = nullptr;
-  long long ms = std::strtoll(text, &end, 10);
-  if (*end != '\0' || ms <= 0)
-    fail(dcInvalidArgument, std::string("DEEPCOMM_BOOTSTRAP_TIMEOUT=") + text +
-                                " is not a positive number of milliseconds");
-  return std::chrono::milliseconds(ms);
+  return std::chrono::milliseconds(config::integer(settings::kBootstrapTimeout));
 }
 
 }  // namespace
@@ -31,9 +24,9 @@ void make_unique_id(dcUniqueId* id) {
   if (!id) fail(dcInvalidArgument, "unique id pointer is NULL");
   // As NCCL: every process may build this id on its own, so its session comes from the address
   // and its secret from DEEPCOMM_SECRET.
-  if (const char* comm_id = std::getenv("NCCL_COMM_ID"); comm_id && *comm_id) {
-    RootAddress root{parse_host_port(comm_id, "NCCL_COMM_ID"), true};
-    *id = encode_unique_id(root, credentials_from_environment(std::string("NCCL_COMM_ID=") + comm_id, "NCCL_COMM_ID"));
+  if (auto comm_id = config::text(settings::kCommId)) {
+    RootAddress root{parse_host_port(*comm_id, "NCCL_COMM_ID"), true};
+    *id = encode_unique_id(root, credentials_from_environment("NCCL_COMM_ID=" + *comm_id, "NCCL_COMM_ID"));
     return;
   }
   const IdCredentials credentials = random_credentials();

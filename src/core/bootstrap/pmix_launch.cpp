@@ -4,8 +4,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "src/core/bootstrap/launch_sources.h"
 #include "base/error.h"
+#include "src/core/bootstrap/launch_sources.h"
 
 namespace dc {
 
@@ -18,8 +18,7 @@ namespace {
 struct PmixSession {
   pmix_proc_t me;
   PmixSession() {
-    if (pmix_status_t rc = PMIx_Init(&me, nullptr, 0); rc != PMIX_SUCCESS)
-      fail_pmix("PMIx_Init", rc);
+    if (pmix_status_t rc = PMIx_Init(&me, nullptr, 0); rc != PMIX_SUCCESS) fail_pmix("PMIx_Init", rc);
   }
   ~PmixSession() { PMIx_Finalize(nullptr, 0); }
 
@@ -98,8 +97,7 @@ std::optional<LaunchInfo> launch_info_from_pmix(int timeout_ms) {
     try {
       info.id = unique_id_from_hex(fetch(pmix, key));
     } catch (const Error& e) {
-      fail(dcRemoteError,
-           std::string("PMIx key ") + key + " of rank 0 is no unique id: " + e.what());
+      fail(dcRemoteError, std::string("PMIx key ") + key + " of rank 0 is no unique id: " + e.what());
     }
   }
   return info;

@@ -127,9 +127,9 @@ void RendezvousRoot::authenticate(const ConnectionPtr& c) {
 void RendezvousRoot::read_request(const ConnectionPtr& c) {
   asio::async_read(c->socket, asio::buffer(c->header), [this, c](error_code ec, size_t) {
     if (ec || !wire::decode_request(c->header.data(), &c->request)) return c->close();
-    const bool as_proven = c->request.kind == (c->purpose == handshake::Purpose::RootJoin
-                                                   ? wire::RequestKind::Join
-                                                   : wire::RequestKind::StatusQuery);
+    const bool as_proven =
+        c->request.kind ==
+        (c->purpose == handshake::Purpose::RootJoin ? wire::RequestKind::Join : wire::RequestKind::StatusQuery);
     if (!as_proven || c->request.session != credentials_.session) return c->close();
     on_request(c);
   });
@@ -143,8 +143,8 @@ void RendezvousRoot::on_request(const ConnectionPtr& c) {
   }
   if (c->request.blob_bytes > wire::kMaxBlobBytes) {
     send(c, std::make_shared<const std::string>(wire::encode_error(
-                dcInvalidArgument, "bootstrap blob of " + std::to_string(c->request.blob_bytes) +
-                                       " bytes is over the limit")));
+                dcInvalidArgument,
+                "bootstrap blob of " + std::to_string(c->request.blob_bytes) + " bytes is over the limit")));
     return;
   }
   c->blob.resize(c->request.blob_bytes);
@@ -157,9 +157,7 @@ void RendezvousRoot::on_request(const ConnectionPtr& c) {
 void RendezvousRoot::on_join(const ConnectionPtr& c) {
   std::string rejection;
   switch (state_.join(c->request, std::move(c->blob), &rejection)) {
-    case RendezvousState::Outcome::Accepted:
-      waiting_.push_back(c);
-      break;
+    case RendezvousState::Outcome::Accepted: waiting_.push_back(c); break;
     case RendezvousState::Outcome::Complete:
       waiting_.push_back(c);
       send_table();
@@ -186,8 +184,7 @@ void RendezvousRoot::send_table() {
 
 // Later joiners of a failed rendezvous are told too, until the deadline.
 void RendezvousRoot::fail_everyone() {
-  auto message =
-      std::make_shared<const std::string>(wire::encode_error(dcInvalidUsage, state_.failure()));
+  auto message = std::make_shared<const std::string>(wire::encode_error(dcInvalidUsage, state_.failure()));
   for (const auto& c : waiting_) send(c, message);
   waiting_.clear();
 }
@@ -195,8 +192,8 @@ void RendezvousRoot::fail_everyone() {
 void RendezvousRoot::on_deadline() {
   if (!state_.failed()) {
     auto message = std::make_shared<const std::string>(wire::encode_error(
-        dcSystemError, "bootstrap root deadline of " + std::to_string(deadline_.count()) +
-                           " ms passed: " + state_.progress()));
+        dcSystemError,
+        "bootstrap root deadline of " + std::to_string(deadline_.count()) + " ms passed: " + state_.progress()));
     for (const auto& c : waiting_) send(c, message);
   }
   waiting_.clear();

@@ -28,8 +28,8 @@ namespace dc {
 class RendezvousRoot {
  public:
   // Listens on bind_to (port 0: an ephemeral port). Throws dc::Error(dcSystemError) when it cannot.
-  RendezvousRoot(const boost::asio::ip::tcp::endpoint& bind_to, bool reuse_address,
-                 const IdCredentials& credentials, std::chrono::milliseconds deadline);
+  RendezvousRoot(const boost::asio::ip::tcp::endpoint& bind_to, bool reuse_address, const IdCredentials& credentials,
+                 std::chrono::milliseconds deadline);
   ~RendezvousRoot();  // stops serving and joins the thread
   RendezvousRoot(const RendezvousRoot&) = delete;
   RendezvousRoot& operator=(const RendezvousRoot&) = delete;

@@ -2,29 +2,25 @@
 
 namespace dc {
 
-RendezvousState::Outcome RendezvousState::join(const wire::Request& r, std::string blob,
-                                               std::string* rejection) {
+RendezvousState::Outcome RendezvousState::join(const wire::Request& r, std::string blob, std::string* rejection) {
   if (r.session != session_) {
-    *rejection =
-        "the unique id's session does not match this root's: it serves another communicator";
+    *rejection = "the unique id's session does not match this root's: it serves another communicator";
     return Outcome::Rejected;
   }
   if (failed()) return Outcome::Failed;
   if (r.nranks < 1 || r.nranks > wire::kMaxRanks) {
-    failure_ = "rank " + std::to_string(r.rank) + " joined with nranks " +
-               std::to_string(r.nranks) + ", which is out of range";
+    failure_ = "rank " + std::to_string(r.rank) + " joined with nranks " + std::to_string(r.nranks) +
+               ", which is out of range";
     return Outcome::Failed;
   }
   if (nranks_ == 0) nranks_ = r.nranks;
   if (r.nranks != nranks_) {
     failure_ = "inconsistent nranks: rank " + std::to_string(r.rank) + " joined with nranks " +
-               std::to_string(r.nranks) + " but an earlier rank with nranks " +
-               std::to_string(nranks_);
+               std::to_string(r.nranks) + " but an earlier rank with nranks " + std::to_string(nranks_);
     return Outcome::Failed;
   }
   if (r.rank < 0 || r.rank >= nranks_) {
-    failure_ =
-        "rank " + std::to_string(r.rank) + " is out of range for nranks " + std::to_string(nranks_);
+    failure_ = "rank " + std::to_string(r.rank) + " is out of range for nranks " + std::to_string(nranks_);
     return Outcome::Failed;
   }
   if (blobs_.count(r.rank)) {

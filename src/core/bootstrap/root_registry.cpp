@@ -56,8 +56,8 @@ Registry& registry() {
 
 }  // namespace
 
-boost::asio::ip::tcp::endpoint start_rendezvous_root(const boost::asio::ip::tcp::endpoint& bind_to,
-                                                     bool reuse_address, const IdCredentials& credentials,
+boost::asio::ip::tcp::endpoint start_rendezvous_root(const boost::asio::ip::tcp::endpoint& bind_to, bool reuse_address,
+                                                     const IdCredentials& credentials,
                                                      std::chrono::milliseconds deadline) {
   auto root = std::make_unique<RendezvousRoot>(bind_to, reuse_address, credentials, deadline);
   root->start();

@@ -13,8 +13,8 @@ namespace dc {
 // Starts a root for `credentials` (session and secret) on bind_to (port 0: ephemeral) that serves until every rank joined or
 // `deadline` passed; returns the endpoint it listens on. Throws dc::Error(dcSystemError) when it
 // cannot listen there.
-boost::asio::ip::tcp::endpoint start_rendezvous_root(const boost::asio::ip::tcp::endpoint& bind_to,
-                                                     bool reuse_address, const IdCredentials& credentials,
+boost::asio::ip::tcp::endpoint start_rendezvous_root(const boost::asio::ip::tcp::endpoint& bind_to, bool reuse_address,
+                                                     const IdCredentials& credentials,
                                                      std::chrono::milliseconds deadline);
 
 }  // namespace dc

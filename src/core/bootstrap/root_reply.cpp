@@ -18,8 +18,8 @@ uint32_t read_u32(ByteSource& in) {
 std::string read_text(ByteSource& in, const char* what) {
   const uint32_t length = read_u32(in);
   if (length > wire::kMaxMessageBytes)
-    fail(dcRemoteError, std::string("bootstrap root sent an oversized ") + what + " (" + std::to_string(length) +
-                            " bytes)");
+    fail(dcRemoteError,
+         std::string("bootstrap root sent an oversized ") + what + " (" + std::to_string(length) + " bytes)");
   std::string text(length, '\0');
   in.read(text.data(), length);
   return text;
@@ -28,8 +28,8 @@ std::string read_text(ByteSource& in, const char* what) {
 std::vector<std::string> read_table(ByteSource& in, int nranks) {
   const uint32_t count = read_u32(in);
   if (count != static_cast<uint32_t>(nranks))
-    fail(dcRemoteError, "bootstrap root sent " + std::to_string(count) + " blobs for " + std::to_string(nranks) +
-                            " ranks");
+    fail(dcRemoteError,
+         "bootstrap root sent " + std::to_string(count) + " blobs for " + std::to_string(nranks) + " ranks");
   std::vector<std::string> blobs(count);
   std::vector<uint64_t> lengths(count);
   uint64_t total = 0;

@@ -19,7 +19,7 @@ class ByteSource {
 
 struct RootReply {
   enum class Kind { Table, Error, Status } kind = Kind::Error;
-  std::vector<std::string> blobs;  // Table: every rank's blob
+  std::vector<std::string> blobs;   // Table: every rank's blob
   dcResult_t code = dcRemoteError;  // Error: what the root reported (a known, failing code)
   std::string text;                 // Error: its message; Status: the progress text
 };

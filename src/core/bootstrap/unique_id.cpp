@@ -1,9 +1,9 @@
 #include <cstring>
 
-#include "src/core/bootstrap.h"
-#include "src/core/bootstrap/unique_id_layout.h"
 #include "base/error.h"
 #include "base/random_bytes.h"
+#include "src/core/bootstrap.h"
+#include "src/core/bootstrap/unique_id_layout.h"
 
 namespace dc {
 
@@ -61,12 +61,11 @@ dcUniqueId encode_unique_id(const RootAddress& root, const IdCredentials& creden
 void validate_unique_id(const dcUniqueId& id) {
   const char* b = id.internal;
   if (std::memcmp(b, kMagic, sizeof kMagic) != 0)
-    fail(dcInvalidArgument,
-         "the id is not a DeepComm unique id (bad magic); make it with dcGetUniqueId");
+    fail(dcInvalidArgument, "the id is not a DeepComm unique id (bad magic); make it with dcGetUniqueId");
   if (static_cast<uint8_t>(b[4]) != kVersion)
     fail(dcInvalidArgument, "the id is not a DeepComm unique id of this version (layout " +
-                                std::to_string(static_cast<uint8_t>(b[4])) + ", expected " +
-                                std::to_string(kVersion) + ")");
+                                std::to_string(static_cast<uint8_t>(b[4])) + ", expected " + std::to_string(kVersion) +
+                                ")");
   uint64_t family = get_le(b + kFamilyAt, 2);
   if ((family != 4 && family != 6) || get_le(b + kPortAt, 2) == 0)
     fail(dcInvalidArgument, "the id is not a DeepComm unique id (corrupt root address)");
@@ -141,14 +140,14 @@ std::string unique_id_to_hex(const dcUniqueId& id) {
 
 dcUniqueId unique_id_from_hex(const std::string& hex) {
   if (hex.size() != 2 * DC_UNIQUE_ID_BYTES)
-    fail(dcInvalidArgument, "a unique id in hex has " + std::to_string(2 * DC_UNIQUE_ID_BYTES) +
-                                " digits, got " + std::to_string(hex.size()));
+    fail(dcInvalidArgument, "a unique id in hex has " + std::to_string(2 * DC_UNIQUE_ID_BYTES) + " digits, got " +
+                                std::to_string(hex.size()));
   dcUniqueId id{};
   for (size_t i = 0; i < DC_UNIQUE_ID_BYTES; ++i) {
     int high = hex_digit(hex[2 * i]), low = hex_digit(hex[2 * i + 1]);
     if (high < 0 || low < 0)
-      fail(dcInvalidArgument, "a unique id in hex has a non-hex character at offset " +
-                                  std::to_string(high < 0 ? 2 * i : 2 * i + 1));
+      fail(dcInvalidArgument,
+           "a unique id in hex has a non-hex character at offset " + std::to_string(high < 0 ? 2 * i : 2 * i + 1));
     id.internal[i] = static_cast<char>(high << 4 | low);
   }
   return id;

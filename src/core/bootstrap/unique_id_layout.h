@@ -13,8 +13,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "deepcomm/deepcomm.h"
 #include "base/handshake.h"
+#include "deepcomm/deepcomm.h"
 
 namespace dc {
 

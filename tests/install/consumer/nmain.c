@@ -6,5 +6,5 @@ int main(void) {
   int v = 0;
   ncclGetVersion(&v);
   printf("nccl %d\n", v);
-  return v == 22809 ? 0 : 1;
+  return v == 23007 ? 0 : 1;
 }

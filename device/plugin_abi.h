@@ -1,0 +1,86 @@
+/* The device plugin's C ABI: what a library such as libdeepcomm-cuda.so exports so that DeepComm can
+ * open it with dlopen (plugin_loader.h) and drive a device queue through it (plugin_queue.h). C, so
+ * that the plugin may be built by another compiler (nvcc) and another version of DeepComm can check
+ * it before calling anything. No CUDA type appears here: a stream is a 64-bit handle.
+ *
+ * The library exports one function, DEEPCOMM_DEVICE_PLUGIN_ENTRY ("deepcommDevicePlugin"), that
+ * returns a pointer to a static table. The loader refuses the table unless abi_version equals the
+ * version it was built with and struct_size is at least the size of that version's table (a newer
+ * plugin may append members). Version 1 runs the element steps (copy, reduce, pre-multiply,
+ * finalize of an average); codec steps come with a later version.
+ *
+ * The contract is device_queue.h's, function by function:
+ *  - create/destroy: any thread, once per queue; destroy only after every accepted step completed.
+ *  - post: one thread at a time per queue. Never waits for other steps. Returns 1 when the step ended
+ *    inside the call (its dcResult_t in *result, and it never completes later), 0 when it was
+ *    accepted (exactly one completion with its tag follows, through poll). Buffers the step names
+ *    stay the caller's and untouched until then; the plugin copies the descriptor.
+ *  - poll: one thread at a time per queue; never blocks; writes up to max completions, returns how
+ *    many. A completion's message stays valid until the next poll of that queue.
+ *  - completion_fd: readable while completions wait for poll (or -1: the caller polls); poll clears
+ *    its readiness before it collects completions.
+ *  - Steps on one stream (handle != 0) run and complete in post order.
+ */
+#ifndef DEEPCOMM_DEVICE_PLUGIN_ABI_H
+#define DEEPCOMM_DEVICE_PLUGIN_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DEEPCOMM_DEVICE_PLUGIN_ABI_VERSION 1
+#define DEEPCOMM_DEVICE_PLUGIN_ENTRY "deepcommDevicePlugin"
+#define DEEPCOMM_DEVICE_PLUGIN_EXPORT __attribute__((visibility("default")))
+
+/* Step kinds, numbered as dc::device::StepKind. */
+enum {
+  dcDeviceStepCopy = 0,        /* dst = src, count bytes */
+  dcDeviceStepReduce = 1,      /* dst = src op src2, count elements */
+  dcDeviceStepPremultiply = 2, /* dst = src * scalar */
+  dcDeviceStepFinalizeAvg = 3  /* dst = dst / divisor */
+};
+
+/* Set in flags when every element step posted without a stream ends inside post. */
+#define DEEPCOMM_DEVICE_PLUGIN_ENDS_ELEMENT_STEPS_AT_POST 1u
+
+typedef struct {
+  uint32_t kind;    /* dcDeviceStep* */
+  int32_t datatype; /* dcDataType_t (ncclDataType_t numbering) */
+  int32_t op;       /* dcRedOp_t, a built-in op */
+  int32_t divisor;  /* FinalizeAvg */
+  void* dst;
+  const void* src;
+  const void* src2;
+  uint64_t count;
+  uint8_t scalar[8]; /* Premultiply: the factor, in the datatype */
+} dcDeviceStep_t;
+
+typedef struct {
+  uint64_t tag;        /* the tag given to post */
+  int32_t result;      /* dcResult_t */
+  const char* message; /* NULL on success */
+} dcDeviceCompletion_t;
+
+typedef struct {
+  uint32_t abi_version; /* DEEPCOMM_DEVICE_PLUGIN_ABI_VERSION */
+  uint32_t struct_size; /* sizeof(dcDevicePlugin_v1_t) as the plugin was built */
+  const char* name;     /* e.g. "cuda" */
+  uint32_t flags;       /* DEEPCOMM_DEVICE_PLUGIN_* */
+  /* 0 and *queue on success; else a dcResult_t with a message written into error. */
+  int32_t (*create)(void** queue, char* error, size_t error_size);
+  void (*destroy)(void* queue);
+  int32_t (*post)(void* queue, const dcDeviceStep_t* step, uint64_t stream, uint64_t tag, int32_t* result);
+  int32_t (*poll)(void* queue, dcDeviceCompletion_t* out, int32_t max);
+  int32_t (*completion_fd)(void* queue);
+} dcDevicePlugin_v1_t;
+
+typedef const dcDevicePlugin_v1_t* (*dcDevicePluginEntry_t)(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DEEPCOMM_DEVICE_PLUGIN_ABI_H */

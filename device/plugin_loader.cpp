@@ -1,0 +1,43 @@
+#include "device/plugin_loader.h"
+
+#include <dlfcn.h>
+
+#include "base/error.h"
+
+namespace dc::device {
+
+DevicePlugin load_device_plugin(const std::string& library) {
+  void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    const char* why = dlerror();
+    fail(dcSystemError, "DeepComm: device memory needs the device plugin " + library + ", which cannot be loaded (" +
+                            (why ? why : "unknown reason") +
+                            "); build DeepComm with the CUDA toolkit and put the plugin beside libdeepcomm");
+  }
+  auto entry = reinterpret_cast<dcDevicePluginEntry_t>(dlsym(handle, DEEPCOMM_DEVICE_PLUGIN_ENTRY));
+  if (!entry) {
+    dlclose(handle);
+    fail(dcSystemError, "DeepComm: " + library + " is not a DeepComm device plugin (it has no " +
+                            DEEPCOMM_DEVICE_PLUGIN_ENTRY + " function)");
+  }
+  const dcDevicePlugin_v1_t* api = entry();
+  std::string mismatch;
+  if (!api) mismatch = "its " + std::string(DEEPCOMM_DEVICE_PLUGIN_ENTRY) + " returned no table";
+  else if (api->abi_version != DEEPCOMM_DEVICE_PLUGIN_ABI_VERSION)
+    mismatch = "it implements device plugin ABI version " + std::to_string(api->abi_version) +
+               ", this DeepComm needs " + std::to_string(DEEPCOMM_DEVICE_PLUGIN_ABI_VERSION);
+  else if (api->struct_size < sizeof(dcDevicePlugin_v1_t))
+    mismatch = "its table has " + std::to_string(api->struct_size) + " bytes, ABI version " +
+               std::to_string(DEEPCOMM_DEVICE_PLUGIN_ABI_VERSION) + " has " +
+               std::to_string(sizeof(dcDevicePlugin_v1_t));
+  else if (!api->create || !api->destroy || !api->post || !api->poll || !api->completion_fd)
+    mismatch = "its table lacks a function";
+  if (!mismatch.empty()) {
+    dlclose(handle);
+    fail(dcInvalidUsage, "DeepComm: the device plugin " + library + " does not match this DeepComm: " + mismatch +
+                             " (use the plugin built with this DeepComm)");
+  }
+  return DevicePlugin{handle, api, library};
+}
+
+}  // namespace dc::device

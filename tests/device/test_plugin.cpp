@@ -1,0 +1,113 @@
+// A device plugin built by the tests (plugin_abi.h), with the CPU functions: steps without a stream
+// go to a CPU device queue (they end inside post), steps on a stream wait in a list that poll()
+// runs in post order (so the completion path through the ABI is exercised too). Built three
+// times: as it should be, with TEST_PLUGIN_ABI_VERSION set to another version, and with
+// TEST_PLUGIN_NO_ENTRY (no entry point at all).
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "device/cpu_queue.h"
+#include "device/plugin_abi.h"
+
+#ifndef TEST_PLUGIN_ABI_VERSION
+#define TEST_PLUGIN_ABI_VERSION DEEPCOMM_DEVICE_PLUGIN_ABI_VERSION
+#endif
+
+namespace {
+
+using dc::device::LocalStep;
+
+struct Queue {
+  dc::device::CpuQueue cpu{1};
+  int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  std::vector<std::pair<LocalStep, uint64_t>> waiting;  // steps on a stream, with their tags
+  std::vector<std::string> messages;                    // of the last poll's completions
+  ~Queue() { close(fd); }
+};
+
+LocalStep from_abi(const dcDeviceStep_t& s) {
+  LocalStep step;
+  step.kind = static_cast<dc::device::StepKind>(s.kind);
+  step.type = static_cast<dcDataType_t>(s.datatype);
+  step.op = static_cast<dcRedOp_t>(s.op);
+  step.divisor = s.divisor;
+  step.dst = s.dst;
+  step.src = s.src;
+  step.src2 = s.src2;
+  step.count = s.count;
+  std::memcpy(step.scalar, s.scalar, sizeof step.scalar);
+  return step;
+}
+
+int32_t create(void** queue, char* error, size_t error_size) {
+  auto* q = new Queue;
+  if (q->fd < 0) {
+    std::snprintf(error, error_size, "eventfd failed");
+    delete q;
+    return dcSystemError;
+  }
+  *queue = q;
+  return 0;
+}
+
+void destroy(void* queue) { delete static_cast<Queue*>(queue); }
+
+int32_t post(void* queue, const dcDeviceStep_t* step, uint64_t stream, uint64_t tag, int32_t* result) {
+  auto* q = static_cast<Queue*>(queue);
+  if (stream == 0) {
+    const dc::device::Posted p = q->cpu.post(from_abi(*step), {}, {});
+    *result = p.status.code;
+    return 1;
+  }
+  q->waiting.emplace_back(from_abi(*step), tag);
+  const uint64_t one = 1;
+  [[maybe_unused]] ssize_t n = write(q->fd, &one, sizeof one);
+  return 0;
+}
+
+int32_t poll(void* queue, dcDeviceCompletion_t* out, int32_t max) {
+  auto* q = static_cast<Queue*>(queue);
+  uint64_t count = 0;
+  [[maybe_unused]] ssize_t n = read(q->fd, &count, sizeof count);
+  q->messages.clear();
+  q->messages.reserve(q->waiting.size());
+  int32_t done = 0;
+  while (done < max && done < static_cast<int32_t>(q->waiting.size())) {
+    const auto& [step, tag] = q->waiting[done];
+    const dc::device::Posted p = q->cpu.post(step, {}, {});
+    q->messages.push_back(p.status.message);
+    out[done] = dcDeviceCompletion_t{tag, p.status.code, p.status.ok() ? nullptr : q->messages.back().c_str()};
+    ++done;
+  }
+  q->waiting.erase(q->waiting.begin(), q->waiting.begin() + done);
+  if (!q->waiting.empty()) {
+    const uint64_t one = 1;
+    n = write(q->fd, &one, sizeof one);
+  }
+  return done;
+}
+
+int32_t completion_fd(void* queue) { return static_cast<Queue*>(queue)->fd; }
+
+const dcDevicePlugin_v1_t kPlugin = {TEST_PLUGIN_ABI_VERSION,
+                                     sizeof(dcDevicePlugin_v1_t),
+                                     "cpu-test",
+                                     DEEPCOMM_DEVICE_PLUGIN_ENDS_ELEMENT_STEPS_AT_POST,
+                                     create,
+                                     destroy,
+                                     post,
+                                     poll,
+                                     completion_fd};
+
+}  // namespace
+
+#ifndef TEST_PLUGIN_NO_ENTRY
+extern "C" DEEPCOMM_DEVICE_PLUGIN_EXPORT const dcDevicePlugin_v1_t* deepcommDevicePlugin() { return &kPlugin; }
+#else
+extern "C" DEEPCOMM_DEVICE_PLUGIN_EXPORT int deepcommSomethingElse() { return kPlugin.abi_version; }
+#endif

@@ -1,0 +1,2 @@
+/* Empty: nccl.h includes it; its types are not part of the layouts compared. */
+#pragma once
