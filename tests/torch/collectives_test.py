@@ -1,7 +1,7 @@
 """Every collective of the deepcomm backend against gloo's result on the same inputs, 4 ranks on
 CPU: all-reduce for each ReduceOp and dtype, the coalesced forms, gathers, scatters, all-to-all
 (even and uneven), send/recv, barrier, object collectives, non-contiguous tensors, futures with
-callbacks, subgroups, and inputs the backend must refuse. Inputs hold small integers, so every
+callbacks, subgroups, and inputs the backend (and its compressed all-reduce) must refuse. Inputs hold small integers, so every
 sum is exact and results must be equal, not close. Where gloo lacks an operation (AVG,
 PREMUL_SUM, some dtypes) the reference is computed from every rank's inputs, which each rank can
 generate."""
@@ -10,6 +10,7 @@ import datetime
 import torch
 import torch.distributed as dist
 
+import deepcomm.torch
 import harness
 
 DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int8, torch.uint8, torch.int32, torch.int64]
@@ -252,8 +253,14 @@ def check_subgroups(rank, n):
     same(z, torch.full((3,), float(n)), "world all_reduce after subgroups")
 
 
-def check_refusals(rank, n):
+def check_refusals(rank, n, gloo):
     pg = dist.distributed_c10d._get_default_group()
+    ours, theirs = pg._get_backend(torch.device("cpu")), gloo._get_backend(torch.device("cpu"))
+    compress = deepcomm.torch._C.compressed_allreduce
+    raises(lambda: compress(ours, torch.ones(3, dtype=torch.int32), "q8", None, True), "float32, float16 or bfloat16",
+           "compressed all-reduce of int32")
+    raises(lambda: compress(theirs, torch.ones(3), "q8", None, True), "not deepcomm", "compressed all-reduce on gloo")
+    raises(lambda: compress(ours, torch.ones(3), "q9", None, True)[0].wait(), "dcCompressedAllReduce", "a bad spec")
     raises(lambda: dist.all_reduce(torch.ones(3, dtype=torch.int32), dist.ReduceOp.BAND), "not supported", "BAND")
     raises(lambda: dist.all_reduce(torch.ones(3, dtype=torch.int16)), "cannot reduce", "int16 all_reduce")
     raises(lambda: dist.all_gather_into_tensor(torch.empty(3 * n), torch.ones(3, dtype=torch.float64)),
@@ -279,7 +286,7 @@ def main(rank, n, url):
     check_point_to_point(rank, n)
     check_async(rank, n)
     check_subgroups(rank, n)
-    check_refusals(rank, n)
+    check_refusals(rank, n, gloo)
 
 
 if __name__ == "__main__":

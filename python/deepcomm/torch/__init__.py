@@ -6,6 +6,8 @@
 
 Each process group (the world, every new_group) is one DeepComm communicator, bootstrapped through
 the group's c10d store. CUDA tensors are refused until DeepComm's GPU path exists.
+CompressionState and compressed_allreduce_hook run DeepComm's compressed all-reduce as a DDP
+communication hook (compression.py).
 """
 import pkgutil
 
@@ -16,7 +18,9 @@ __path__ = pkgutil.extend_path(__path__, __name__)
 
 from . import _C  # noqa: E402  (after torch, and after __path__ reaches a build tree's _C)
 
-__all__ = ["BACKEND_NAME"]
+from .compression import CompressionState, compressed_allreduce_hook  # noqa: E402
+
+__all__ = ["BACKEND_NAME", "CompressionState", "compressed_allreduce_hook"]
 
 BACKEND_NAME = "deepcomm"
 

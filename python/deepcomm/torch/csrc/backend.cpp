@@ -31,10 +31,8 @@ class DeepCommBackend::Starter {
     if (work_.start_error) return;
     dcRequest_t request = nullptr;
     dcResult_t result = call(&request);
-    if (result == dcSuccess)
-      work_.requests.push_back(request);
-    else
-      fail(std::string(what) + ": " + dcGetErrorString(result) + ": " + dcGetLastError());
+    if (result == dcSuccess) work_.requests.push_back(request);
+    else fail(std::string(what) + ": " + dcGetErrorString(result) + ": " + dcGetLastError());
   }
   void fail(const std::string& message) {
     if (work_.start_error) return;
@@ -113,8 +111,8 @@ void check_parts(const std::vector<at::Tensor>& parts, const at::Tensor& like, i
 void check_flat(const at::Tensor& big, const at::Tensor& small, int size, const char* op) {
   check_cpu(big, op);
   check_cpu(small, op);
-  TORCH_CHECK(big.scalar_type() == small.scalar_type(), "deepcomm: ", op, ": dtypes differ (", big.scalar_type(),
-              ", ", small.scalar_type(), ")");
+  TORCH_CHECK(big.scalar_type() == small.scalar_type(), "deepcomm: ", op, ": dtypes differ (", big.scalar_type(), ", ",
+              small.scalar_type(), ")");
   TORCH_CHECK(big.numel() == small.numel() * size, "deepcomm: ", op, ": the larger tensor must have ", size,
               " times the elements of the smaller, got ", big.numel(), " and ", small.numel());
 }
@@ -141,8 +139,7 @@ DeepCommBackend::~DeepCommBackend() {
   dcCommGetAsyncError(comm_, &state);
   if (revoked || state != dcSuccess)
     dcCommAbort(comm_);  // a failed communicator: do not wait for peers that may be gone
-  else
-    dcCommDestroy(comm_);
+  else dcCommDestroy(comm_);
 }
 
 c10::intrusive_ptr<DeepCommWork> DeepCommBackend::start(OpType type, const char* name, std::vector<at::Tensor> outputs,
@@ -187,7 +184,8 @@ Work DeepCommBackend::allreduce(std::vector<at::Tensor>& tensors, const c10d::Al
                [&](Starter& s) { reduce_call(s, s.in_out(t), opts.reduceOp, -1); });
 }
 
-Work DeepCommBackend::allreduce_coalesced(std::vector<at::Tensor>& tensors, const c10d::AllreduceCoalescedOptions& opts) {
+Work DeepCommBackend::allreduce_coalesced(std::vector<at::Tensor>& tensors,
+                                          const c10d::AllreduceCoalescedOptions& opts) {
   TORCH_CHECK(!tensors.empty(), "deepcomm: allreduce_coalesced: no tensors");
   for (const auto& t : tensors) {
     check_cpu(t, "allreduce_coalesced");
@@ -203,7 +201,8 @@ Work DeepCommBackend::broadcast(std::vector<at::Tensor>& tensors, const c10d::Br
   const int root = static_cast<int>(opts.rootRank);
   return start(OpType::BROADCAST, "broadcast", {t}, [&](Starter& s) {
     void* data = s.in_out(t).data_ptr();
-    s.call("dcBroadcast", [&](dcRequest_t* q) { return dcBroadcast(data, data, bytes_of(t), dcUint8, root, s.comm(), q); });
+    s.call("dcBroadcast",
+           [&](dcRequest_t* q) { return dcBroadcast(data, data, bytes_of(t), dcUint8, root, s.comm(), q); });
   });
 }
 
@@ -239,7 +238,8 @@ Work DeepCommBackend::allgather_into_tensor_coalesced(std::vector<at::Tensor>& o
                                                       const c10d::AllgatherOptions&) {
   TORCH_CHECK(outputs.size() == inputs.size(), "deepcomm: allgather_into_tensor_coalesced: ", outputs.size(),
               " outputs for ", inputs.size(), " inputs");
-  for (size_t i = 0; i < inputs.size(); ++i) check_flat(outputs[i], inputs[i], getSize(), "allgather_into_tensor_coalesced");
+  for (size_t i = 0; i < inputs.size(); ++i)
+    check_flat(outputs[i], inputs[i], getSize(), "allgather_into_tensor_coalesced");
   return start(OpType::COALESCED, "allgather_into_tensor_coalesced", outputs, [&](Starter& s) {
     for (size_t i = 0; i < inputs.size(); ++i) {
       const void* in = s.in(inputs[i]).data_ptr();
@@ -285,7 +285,8 @@ Work DeepCommBackend::scatter(std::vector<at::Tensor>& outputs, std::vector<std:
   return start(OpType::SCATTER, "scatter", {output}, [&](Starter& s) {
     const void* flat = is_root ? s.concatenated(inputs[0]).data_ptr() : nullptr;
     void* out = s.out(output).data_ptr();
-    s.call("dcScatter", [&](dcRequest_t* q) { return dcScatter(flat, out, bytes_of(output), dcUint8, root, s.comm(), q); });
+    s.call("dcScatter",
+           [&](dcRequest_t* q) { return dcScatter(flat, out, bytes_of(output), dcUint8, root, s.comm(), q); });
   });
 }
 
@@ -302,7 +303,8 @@ Work DeepCommBackend::reduce_scatter(std::vector<at::Tensor>& outputs, std::vect
   });
 }
 
-Work DeepCommBackend::_reduce_scatter_base(at::Tensor& output, at::Tensor& input, const c10d::ReduceScatterOptions& opts) {
+Work DeepCommBackend::_reduce_scatter_base(at::Tensor& output, at::Tensor& input,
+                                           const c10d::ReduceScatterOptions& opts) {
   check_flat(input, output, getSize(), "reduce_scatter_tensor");
   reduction_of(output, opts.reduceOp);
   return start(OpType::_REDUCE_SCATTER_BASE, "reduce_scatter_tensor", {output},
@@ -318,7 +320,8 @@ Work DeepCommBackend::reduce_scatter_tensor_coalesced(std::vector<at::Tensor>& o
     reduction_of(outputs[i], opts.reduceOp);
   }
   return start(OpType::COALESCED, "reduce_scatter_tensor_coalesced", outputs, [&](Starter& s) {
-    for (size_t i = 0; i < inputs.size(); ++i) reduce_scatter_call(s, s.in(inputs[i]), s.out(outputs[i]), opts.reduceOp);
+    for (size_t i = 0; i < inputs.size(); ++i)
+      reduce_scatter_call(s, s.in(inputs[i]), s.out(outputs[i]), opts.reduceOp);
   });
 }
 
@@ -336,7 +339,8 @@ void DeepCommBackend::reduce_scatter_call(Starter& s, const at::Tensor& input, c
   }
   const void* in = input.data_ptr();
   void* out = output.data_ptr();
-  s.call("dcReduceScatter", [&](dcRequest_t* q) { return dcReduceScatter(in, out, r.count, r.type, r.op, s.comm(), q); });
+  s.call("dcReduceScatter",
+         [&](dcRequest_t* q) { return dcReduceScatter(in, out, r.count, r.type, r.op, s.comm(), q); });
 }
 
 Work DeepCommBackend::alltoall_base(at::Tensor& output, at::Tensor& input, std::vector<int64_t>& output_splits,
@@ -346,12 +350,14 @@ Work DeepCommBackend::alltoall_base(at::Tensor& output, at::Tensor& input, std::
   TORCH_CHECK(output.scalar_type() == input.scalar_type(), "deepcomm: all_to_all_single: dtypes differ");
   const int n = getSize();
   if (output_splits.empty() && input_splits.empty()) {
-    TORCH_CHECK(output.numel() == input.numel() && input.numel() % n == 0, "deepcomm: all_to_all_single: input and "
+    TORCH_CHECK(output.numel() == input.numel() && input.numel() % n == 0,
+                "deepcomm: all_to_all_single: input and "
                 "output must have the same number of elements, a multiple of the group's size");
     return start(OpType::ALLTOALL_BASE, "all_to_all_single", {output}, [&](Starter& s) {
       const void* in = s.in(input).data_ptr();
       void* out = s.out(output).data_ptr();
-      s.call("dcAlltoAll", [&](dcRequest_t* q) { return dcAlltoAll(in, out, bytes_of(input) / n, dcUint8, s.comm(), q); });
+      s.call("dcAlltoAll",
+             [&](dcRequest_t* q) { return dcAlltoAll(in, out, bytes_of(input) / n, dcUint8, s.comm(), q); });
     });
   }
   // Uneven: splits count rows of dimension 0; empty splits on one side mean even rows.
@@ -366,8 +372,8 @@ Work DeepCommBackend::alltoall_base(at::Tensor& output, at::Tensor& input, std::
       parts.push_back(t.narrow(0, offset, rows_of_peer));
       offset += rows_of_peer;
     }
-    TORCH_CHECK(offset == t.size(0), "deepcomm: all_to_all_single: ", what, " sum to ", offset, " rows, the tensor has ",
-                t.size(0));
+    TORCH_CHECK(offset == t.size(0), "deepcomm: all_to_all_single: ", what, " sum to ", offset,
+                " rows, the tensor has ", t.size(0));
     return parts;
   };
   return exchange("all_to_all_single", {output}, rows(input, input_splits, "input_split_sizes"),
@@ -430,6 +436,27 @@ Work DeepCommBackend::barrier(const c10d::BarrierOptions&) {
   return start(OpType::BARRIER, "barrier", {}, [&](Starter& s) {
     void* data = s.in_out(token).data_ptr();
     s.call("dcAllReduce", [&](dcRequest_t* q) { return dcAllReduce(data, data, 1, dcInt32, dcSum, s.comm(), q); });
+  });
+}
+
+Work DeepCommBackend::compressed_allreduce(const at::Tensor& t, const std::string& spec,
+                                           std::shared_ptr<Residual> residual, bool average,
+                                           std::shared_ptr<dcCompressStats_t> stats) {
+  check_cpu(t, "compressed_allreduce");
+  const at::ScalarType type = t.scalar_type();
+  TORCH_CHECK(type == at::kFloat || type == at::kHalf || type == at::kBFloat16,
+              "deepcomm: compressed_allreduce: float32, float16 or bfloat16 tensors only, got ", type);
+  TORCH_CHECK(!residual || residual->count() == static_cast<size_t>(t.numel()),
+              "deepcomm: compressed_allreduce: ", "the residual has ", residual ? residual->count() : 0,
+              " elements, the tensor ", t.numel());
+  const Reduction r = reduction_of(t, c10d::ReduceOp::SUM);
+  return start(OpType::ALLREDUCE, "compressed_allreduce", {t}, [&](Starter& s) {
+    void* data = s.in_out(t).data_ptr();
+    s.on_cleanup([residual, stats] {});  // both stay valid while the request is pending
+    s.call("dcCompressedAllReduce", [&](dcRequest_t* q) {
+      return dcCompressedAllReduce(data, data, r.count, r.type, average ? dcAvg : dcSum, spec.c_str(),
+                                   residual ? residual->handle() : nullptr, s.comm(), q, stats.get());
+    });
   });
 }
 

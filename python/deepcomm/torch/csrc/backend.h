@@ -6,6 +6,7 @@
 #pragma once
 
 #include "completion_queue.h"
+#include "residual.h"
 
 #include <torch/csrc/distributed/c10d/Backend.hpp>
 #include <torch/csrc/distributed/c10d/Store.hpp>
@@ -18,19 +19,21 @@ namespace deepcomm_torch {
 class DeepCommBackend : public c10d::Backend {
  public:
   // Joins the group's communicator: rank 0 makes the unique id and publishes it through store.
-  DeepCommBackend(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
-                  std::chrono::milliseconds timeout);
+  DeepCommBackend(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size, std::chrono::milliseconds timeout);
   ~DeepCommBackend() override;
 
   const std::string getBackendName() const override { return "deepcomm"; }
 
-  c10::intrusive_ptr<c10d::Work> broadcast(std::vector<at::Tensor>& tensors, const c10d::BroadcastOptions& opts) override;
-  c10::intrusive_ptr<c10d::Work> allreduce(std::vector<at::Tensor>& tensors, const c10d::AllreduceOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> broadcast(std::vector<at::Tensor>& tensors,
+                                           const c10d::BroadcastOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> allreduce(std::vector<at::Tensor>& tensors,
+                                           const c10d::AllreduceOptions& opts) override;
   c10::intrusive_ptr<c10d::Work> allreduce_coalesced(std::vector<at::Tensor>& tensors,
                                                      const c10d::AllreduceCoalescedOptions& opts) override;
   c10::intrusive_ptr<c10d::Work> reduce(std::vector<at::Tensor>& tensors, const c10d::ReduceOptions& opts) override;
   c10::intrusive_ptr<c10d::Work> allgather(std::vector<std::vector<at::Tensor>>& outputs,
-                                           std::vector<at::Tensor>& inputs, const c10d::AllgatherOptions& opts) override;
+                                           std::vector<at::Tensor>& inputs,
+                                           const c10d::AllgatherOptions& opts) override;
   c10::intrusive_ptr<c10d::Work> _allgather_base(at::Tensor& output, at::Tensor& input,
                                                  const c10d::AllgatherOptions& opts) override;
   c10::intrusive_ptr<c10d::Work> allgather_into_tensor_coalesced(std::vector<at::Tensor>& outputs,
@@ -56,6 +59,14 @@ class DeepCommBackend : public c10d::Backend {
   c10::intrusive_ptr<c10d::Work> send(std::vector<at::Tensor>& tensors, int dst, int tag) override;
   c10::intrusive_ptr<c10d::Work> recv(std::vector<at::Tensor>& tensors, int src, int tag) override;
   c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions& opts) override;
+
+  // DeepComm's compressed all-reduce of t in place (docs/compression.md), the average or the sum,
+  // in this group's issue order: deepcomm.torch.compressed_allreduce_hook's call. spec is in the
+  // grammar of docs/configuration.md; residual is t's error feedback (null when spec has no ef).
+  // The work holds residual and stats until it completed; stats is written by then.
+  c10::intrusive_ptr<c10d::Work> compressed_allreduce(const at::Tensor& t, const std::string& spec,
+                                                      std::shared_ptr<Residual> residual, bool average,
+                                                      std::shared_ptr<dcCompressStats_t> stats);
 
  private:
   // Starts an operation: start() makes the DeepComm calls through the Starter, in this group's

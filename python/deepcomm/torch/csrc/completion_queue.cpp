@@ -41,9 +41,7 @@ bool CompletionQueue::revoked() const {
 void CompletionQueue::complete_loop() {
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
-    changed_.wait(lock, [this] {
-      return pending_.empty() ? stopping_ : pending_.front().started;
-    });
+    changed_.wait(lock, [this] { return pending_.empty() ? stopping_ : pending_.front().started; });
     if (pending_.empty()) return;
     c10::intrusive_ptr<DeepCommWork> work = pending_.front().work;  // stays queued for the watchdog
     lock.unlock();
@@ -79,8 +77,8 @@ std::exception_ptr CompletionQueue::finish(DeepCommWork& work, bool timed_out) {
     dcResult_t result = dcWait(request);
     if (result != dcSuccess && !error) {
       try {
-        C10_THROW_ERROR(DistBackendError, "deepcomm: " + work.name + " failed: " + dcGetErrorString(result) + ": " +
-                                              dcGetLastError());
+        C10_THROW_ERROR(DistBackendError,
+                        "deepcomm: " + work.name + " failed: " + dcGetErrorString(result) + ": " + dcGetLastError());
       } catch (...) {
         error = std::current_exception();
       }

@@ -49,7 +49,7 @@ class CompletionQueue {
   const std::chrono::milliseconds timeout_;
   mutable std::mutex mutex_;
   std::condition_variable changed_;
-  std::deque<Pending> pending_;    // front: the operation being completed
+  std::deque<Pending> pending_;              // front: the operation being completed
   const DeepCommWork* timed_out_ = nullptr;  // the operation the watchdog revoked for
   bool revoked_ = false;
   bool stopping_ = false;

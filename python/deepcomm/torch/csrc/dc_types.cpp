@@ -9,7 +9,8 @@ bool datatype_of(at::ScalarType s, dcDataType_t* type, size_t* per_element) {
   *per_element = 1;
   switch (s) {
     case at::kChar: *type = dcInt8; return true;
-    case at::kByte: case at::kBool: *type = dcUint8; return true;
+    case at::kByte:
+    case at::kBool: *type = dcUint8; return true;
     case at::kInt: *type = dcInt32; return true;
     case at::kUInt32: *type = dcUint32; return true;
     case at::kLong: *type = dcInt64; return true;
@@ -20,8 +21,14 @@ bool datatype_of(at::ScalarType s, dcDataType_t* type, size_t* per_element) {
     case at::kBFloat16: *type = dcBfloat16; return true;
     case at::kFloat8_e4m3fn: *type = dcFloat8e4m3; return true;
     case at::kFloat8_e5m2: *type = dcFloat8e5m2; return true;
-    case at::kComplexFloat: *type = dcFloat32; *per_element = 2; return true;
-    case at::kComplexDouble: *type = dcFloat64; *per_element = 2; return true;
+    case at::kComplexFloat:
+      *type = dcFloat32;
+      *per_element = 2;
+      return true;
+    case at::kComplexDouble:
+      *type = dcFloat64;
+      *per_element = 2;
+      return true;
     default: return false;
   }
 }
@@ -41,7 +48,8 @@ Reduction reduction_of(const at::Tensor& tensor, const c10d::ReduceOp& op) {
   Reduction r{};
   size_t per_element = 1;
   TORCH_CHECK(datatype_of(tensor.scalar_type(), &r.type, &per_element), "deepcomm: cannot reduce ",
-              tensor.scalar_type(), " tensors (DeepComm reduces int8, uint8, bool, int32, uint32, int64, "
+              tensor.scalar_type(),
+              " tensors (DeepComm reduces int8, uint8, bool, int32, uint32, int64, "
               "uint64, float16, bfloat16, float32, float64, float8 and complex)");
   r.count = static_cast<size_t>(tensor.numel()) * per_element;
   const bool is_bool = tensor.scalar_type() == at::kBool;
@@ -55,8 +63,8 @@ Reduction reduction_of(const at::Tensor& tensor, const c10d::ReduceOp& op) {
     case c10d::ReduceOp::PREMUL_SUM: {
       auto* supplement = dynamic_cast<c10d::PreMulSumSupplement*>(op.supplement_.get());
       TORCH_CHECK(supplement, "deepcomm: PREMUL_SUM without its factor");
-      r.factor = supplement->tensor_factor.defined() ? supplement->tensor_factor.item<double>()
-                                                     : supplement->double_factor;
+      r.factor =
+          supplement->tensor_factor.defined() ? supplement->tensor_factor.item<double>() : supplement->double_factor;
       r.premul = true;
       r.op = dcSum;
       break;
@@ -73,11 +81,18 @@ Reduction reduction_of(const at::Tensor& tensor, const c10d::ReduceOp& op) {
 
 void make_premul_sum(Reduction& r, dcComm_t comm) {
   // The factor in the reduction's datatype (float16, bfloat16, float8 included), read by the call.
-  static const std::pair<dcDataType_t, at::ScalarType> kScalarTypes[] = {
-      {dcInt8, at::kChar}, {dcUint8, at::kByte}, {dcInt32, at::kInt}, {dcUint32, at::kUInt32},
-      {dcInt64, at::kLong}, {dcUint64, at::kUInt64}, {dcFloat16, at::kHalf}, {dcFloat32, at::kFloat},
-      {dcFloat64, at::kDouble}, {dcBfloat16, at::kBFloat16}, {dcFloat8e4m3, at::kFloat8_e4m3fn},
-      {dcFloat8e5m2, at::kFloat8_e5m2}};
+  static const std::pair<dcDataType_t, at::ScalarType> kScalarTypes[] = {{dcInt8, at::kChar},
+                                                                         {dcUint8, at::kByte},
+                                                                         {dcInt32, at::kInt},
+                                                                         {dcUint32, at::kUInt32},
+                                                                         {dcInt64, at::kLong},
+                                                                         {dcUint64, at::kUInt64},
+                                                                         {dcFloat16, at::kHalf},
+                                                                         {dcFloat32, at::kFloat},
+                                                                         {dcFloat64, at::kDouble},
+                                                                         {dcBfloat16, at::kBFloat16},
+                                                                         {dcFloat8e4m3, at::kFloat8_e4m3fn},
+                                                                         {dcFloat8e5m2, at::kFloat8_e5m2}};
   at::ScalarType scalar_type = at::kFloat;
   for (const auto& [dc, torch_type] : kScalarTypes)
     if (dc == r.type) scalar_type = torch_type;
@@ -88,7 +103,8 @@ void make_premul_sum(Reduction& r, dcComm_t comm) {
 
 void check_cpu(const at::Tensor& tensor, const char* op) {
   TORCH_CHECK(tensor.defined(), "deepcomm: ", op, ": undefined tensor");
-  TORCH_CHECK(!tensor.is_cuda(), "deepcomm: ", op, ": CUDA tensors are not supported yet (DeepComm's GPU path "
+  TORCH_CHECK(!tensor.is_cuda(), "deepcomm: ", op,
+              ": CUDA tensors are not supported yet (DeepComm's GPU path "
               "does not exist); use CPU tensors, or the 'nccl' backend for CUDA tensors");
   TORCH_CHECK(tensor.device().is_cpu(), "deepcomm: ", op, ": only CPU tensors are supported, got a tensor on ",
               tensor.device());

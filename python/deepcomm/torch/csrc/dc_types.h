@@ -16,9 +16,9 @@ namespace deepcomm_torch {
 struct Reduction {
   dcDataType_t type;
   size_t count;
-  dcRedOp_t op;        // for PREMUL_SUM: made by make_premul_sum() before the call
-  bool premul = false; // op must be created (dcRedOpCreatePreMulSum) and destroyed around the call
-  double factor = 1.0; // the PREMUL_SUM factor
+  dcRedOp_t op;         // for PREMUL_SUM: made by make_premul_sum() before the call
+  bool premul = false;  // op must be created (dcRedOpCreatePreMulSum) and destroyed around the call
+  double factor = 1.0;  // the PREMUL_SUM factor
 };
 
 // Throws (c10::Error, a Python RuntimeError) for a dtype or operator DeepComm cannot reduce.

@@ -32,10 +32,8 @@ c10::intrusive_ptr<c10::ivalue::Future> DeepCommWork::getFuture() {
     future_completed_ = true;
     error = exception_;
   }
-  if (error)
-    future_->setError(error);
-  else
-    future_->markCompleted(c10::IValue(outputs_));
+  if (error) future_->setError(error);
+  else future_->markCompleted(c10::IValue(outputs_));
   return future_;
 }
 

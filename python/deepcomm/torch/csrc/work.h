@@ -32,11 +32,11 @@ class DeepCommWork : public c10d::Work {
   void complete(std::exception_ptr error);
 
   const std::string name;
-  std::vector<dcRequest_t> requests;         // started, in order
-  std::exception_ptr start_error;            // a call that failed to start (later ones not made)
-  std::function<void()> on_success;          // copies staged results into the outputs
-  std::function<void()> cleanup;             // runs after completion, error or not
-  std::vector<at::Tensor> keep_alive;        // inputs and staging buffers the requests use
+  std::vector<dcRequest_t> requests;   // started, in order
+  std::exception_ptr start_error;      // a call that failed to start (later ones not made)
+  std::function<void()> on_success;    // copies staged results into the outputs
+  std::function<void()> cleanup;       // runs after completion, error or not
+  std::vector<at::Tensor> keep_alive;  // inputs and staging buffers the requests use
 
  private:
   std::vector<at::Tensor> outputs_;
