@@ -127,6 +127,14 @@ def check_gathers(rank, n, gloo):
         ref = torch.empty_like(outs[k])
         dist.all_gather_into_tensor(ref, ins[k], group=gloo)
         same(outs[k], ref, f"allgather_into_tensor_coalesced tensor {k}")
+    ins = [values(rank, (k + 2,), torch.int32, seed=20 + k) for k in range(3)] + [torch.empty(0, dtype=torch.int32)]
+    outs = [[torch.empty_like(t) for t in ins] for _ in range(n)]
+    refs = [[torch.empty_like(t) for t in ins] for _ in range(n)]
+    dist.all_gather_coalesced(outs, ins)
+    dist.all_gather_coalesced(refs, ins, group=gloo)
+    for r in range(n):
+        for k in range(len(ins)):
+            same(outs[r][k], refs[r][k], f"all_gather_coalesced from {r}, tensor {k}")
     objects = [None] * n
     dist.all_gather_object(objects, {"rank": rank, "name": "r" * rank})
     if objects != [{"rank": r, "name": "r" * r} for r in range(n)]:

@@ -234,6 +234,34 @@ Work DeepCommBackend::_allgather_base(at::Tensor& output, at::Tensor& input, con
   });
 }
 
+// outputs[r][i] receives rank r's inputs[i] (the all_gather_coalesced form).
+Work DeepCommBackend::allgather_coalesced(std::vector<std::vector<at::Tensor>>& outputs,
+                                          std::vector<at::Tensor>& inputs, const c10d::AllgatherOptions&) {
+  TORCH_CHECK(static_cast<int>(outputs.size()) == getSize(), "deepcomm: allgather_coalesced: ", outputs.size(),
+              " output lists, the group ", getSize(), " ranks");
+  std::vector<std::vector<at::Tensor>> parts(inputs.size());  // parts[i][r] = outputs[r][i]
+  std::vector<at::Tensor> results;
+  for (const auto& list : outputs) {
+    TORCH_CHECK(list.size() == inputs.size(), "deepcomm: allgather_coalesced: an output list has ", list.size(),
+                " tensors for ", inputs.size(), " inputs");
+    for (size_t i = 0; i < inputs.size(); ++i) parts[i].push_back(list[i]);
+    results.insert(results.end(), list.begin(), list.end());
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    check_cpu(inputs[i], "allgather_coalesced");
+    check_parts(parts[i], inputs[i], getSize(), "allgather_coalesced", "the output lists");
+  }
+  return start(OpType::ALLGATHER_COALESCED, "allgather_coalesced", results, [&](Starter& s) {
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const void* in = s.in(inputs[i]).data_ptr();
+      void* flat = s.gathered(inputs[i], parts[i]).data_ptr();
+      const size_t bytes = bytes_of(inputs[i]);
+      if (bytes == 0) continue;  // nothing to move
+      s.call("dcAllGather", [&](dcRequest_t* q) { return dcAllGather(in, flat, bytes, dcUint8, s.comm(), q); });
+    }
+  });
+}
+
 Work DeepCommBackend::allgather_into_tensor_coalesced(std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
                                                       const c10d::AllgatherOptions&) {
   TORCH_CHECK(outputs.size() == inputs.size(), "deepcomm: allgather_into_tensor_coalesced: ", outputs.size(),
