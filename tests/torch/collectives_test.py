@@ -251,6 +251,10 @@ def check_subgroups(rank, n):
     x = torch.full((5,), float(rank))
     dist.all_reduce(x, group=mine)
     same(x, torch.full((5,), float(2 + 2 * (rank % 2))), "all_reduce in a new_group")
+    pair = [None, None]
+    dist.all_gather_object(pair, f"rank {rank}", group=mine)  # needs the group's sequence number
+    if pair != [f"rank {rank % 2}", f"rank {rank % 2 + 2}"]:
+        raise AssertionError(f"all_gather_object in a new_group: {pair}")
     first3 = dist.new_group([0, 1, 2])
     if rank < 3:
         y = torch.full((2,), float(rank))

@@ -142,10 +142,16 @@ DeepCommBackend::~DeepCommBackend() {
   else dcCommDestroy(comm_);
 }
 
+uint64_t DeepCommBackend::getSequenceNumberForGroup() {
+  std::lock_guard<std::mutex> lock(issue_mutex_);
+  return sequence_number_;
+}
+
 c10::intrusive_ptr<DeepCommWork> DeepCommBackend::start(OpType type, const char* name, std::vector<at::Tensor> outputs,
                                                         const std::function<void(Starter&)>& calls) {
   auto work = c10::make_intrusive<DeepCommWork>(getRank(), type, name, std::move(outputs));
   std::lock_guard<std::mutex> lock(issue_mutex_);
+  if (type != OpType::SEND && type != OpType::RECV) ++sequence_number_;
   queue_->begin(work);
   {
     Starter starter(*work, comm_);

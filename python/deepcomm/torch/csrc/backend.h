@@ -23,6 +23,9 @@ class DeepCommBackend : public c10d::Backend {
   ~DeepCommBackend() override;
 
   const std::string getBackendName() const override { return "deepcomm"; }
+  // Operations started on this group other than send and recv, from 0: the same on every rank of
+  // a group whose ranks made the same calls (torch's desynchronization checks, object collectives).
+  uint64_t getSequenceNumberForGroup() override;
 
   c10::intrusive_ptr<c10d::Work> broadcast(std::vector<at::Tensor>& tensors,
                                            const c10d::BroadcastOptions& opts) override;
@@ -87,6 +90,7 @@ class DeepCommBackend : public c10d::Backend {
   dcComm_t comm_ = nullptr;
   std::unique_ptr<CompletionQueue> queue_;
   std::mutex issue_mutex_;
+  uint64_t sequence_number_ = 0;  // under issue_mutex_
 };
 
 // The id every rank of the group joins with: rank 0 makes it and sets it in store, the others get
