@@ -10,14 +10,20 @@ all-reduce of numpy arrays, over ctypes and libdeepcomm.so (no compiled extensio
     with deepcomm.group():                           # several calls, one wait
         ...
 
-The library is DEEPCOMM_LIBRARY when set, else libdeepcomm.so.0 from the loader's path. Errors
+The library is DEEPCOMM_LIBRARY when set, else the package's own libdeepcomm.so.0 (a pip-installed
+wheel has one), else libdeepcomm.so.0 from the loader's path. deepcomm.torch is the PyTorch backend
+(docs/pytorch.md); its compiled part may sit in another directory of the same package on sys.path
+(a build tree's python/), hence the extended __path__. Errors
 raise deepcomm.Error with the library's code and message; specs are docs/configuration.md's.
 """
 import contextlib
 import ctypes
 import os
+import pkgutil
 
 import numpy as np
+
+__path__ = pkgutil.extend_path(__path__, __name__)
 
 __all__ = ["Comm", "Residual", "Error", "group", "library"]
 
@@ -59,7 +65,8 @@ class Counters(ctypes.Structure):
 
 
 def _load():
-    lib = ctypes.CDLL(os.environ.get("DEEPCOMM_LIBRARY", "libdeepcomm.so.0"))
+    own = os.path.join(os.path.dirname(os.path.abspath(__file__)), "libdeepcomm.so.0")
+    lib = ctypes.CDLL(os.environ.get("DEEPCOMM_LIBRARY", own if os.path.exists(own) else "libdeepcomm.so.0"))
     p, size, i32 = ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int
     signatures = {
         "dcGetLastError": ([], ctypes.c_char_p),
