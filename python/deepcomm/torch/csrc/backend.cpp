@@ -108,6 +108,20 @@ void check_parts(const std::vector<at::Tensor>& parts, const at::Tensor& like, i
   for (const auto& p : parts) check_same(p, like, op, what);
 }
 
+// gather's outputs and scatter's inputs: one list of size parts like `like` on the root, none
+// elsewhere. Returns the root's list (empty on the others).
+std::vector<at::Tensor> root_list(const std::vector<std::vector<at::Tensor>>& lists, const at::Tensor& like, int size,
+                                  bool is_root, const char* op, const char* what) {
+  if (!is_root) {
+    TORCH_CHECK(lists.empty() || (lists.size() == 1 && lists[0].empty()), "deepcomm: ", op, ": only the root takes an ",
+                what);
+    return {};
+  }
+  TORCH_CHECK(lists.size() == 1, "deepcomm: ", op, ": the root takes one ", what, ", got ", lists.size());
+  check_parts(lists[0], like, size, op, (std::string("the ") + what).c_str());
+  return lists[0];
+}
+
 void check_flat(const at::Tensor& big, const at::Tensor& small, int size, const char* op) {
   check_cpu(big, op);
   check_cpu(small, op);
@@ -289,14 +303,7 @@ Work DeepCommBackend::gather(std::vector<std::vector<at::Tensor>>& outputs, std:
   const at::Tensor& input = single(inputs, "gather");
   const int root = static_cast<int>(opts.rootRank);
   const bool is_root = getRank() == root;
-  if (is_root) {
-    TORCH_CHECK(outputs.size() == 1, "deepcomm: gather: the root takes one output list, got ", outputs.size());
-    check_parts(outputs[0], input, getSize(), "gather", "the output list");
-  } else {
-    TORCH_CHECK(outputs.empty() || (outputs.size() == 1 && outputs[0].empty()),
-                "deepcomm: gather: only the root takes an output list");
-  }
-  std::vector<at::Tensor> results = is_root ? outputs[0] : std::vector<at::Tensor>{};
+  std::vector<at::Tensor> results = root_list(outputs, input, getSize(), is_root, "gather", "output list");
   return start(OpType::GATHER, "gather", results, [&](Starter& s) {
     const void* in = s.in(input).data_ptr();
     void* flat = is_root ? s.gathered(input, results).data_ptr() : nullptr;
@@ -309,15 +316,9 @@ Work DeepCommBackend::scatter(std::vector<at::Tensor>& outputs, std::vector<std:
   const at::Tensor& output = single(outputs, "scatter");
   const int root = static_cast<int>(opts.rootRank);
   const bool is_root = getRank() == root;
-  if (is_root) {
-    TORCH_CHECK(inputs.size() == 1, "deepcomm: scatter: the root takes one input list, got ", inputs.size());
-    check_parts(inputs[0], output, getSize(), "scatter", "the input list");
-  } else {
-    TORCH_CHECK(inputs.empty() || (inputs.size() == 1 && inputs[0].empty()),
-                "deepcomm: scatter: only the root takes an input list");
-  }
+  const std::vector<at::Tensor> parts = root_list(inputs, output, getSize(), is_root, "scatter", "input list");
   return start(OpType::SCATTER, "scatter", {output}, [&](Starter& s) {
-    const void* flat = is_root ? s.concatenated(inputs[0]).data_ptr() : nullptr;
+    const void* flat = is_root ? s.concatenated(parts).data_ptr() : nullptr;
     void* out = s.out(output).data_ptr();
     s.call("dcScatter",
            [&](dcRequest_t* q) { return dcScatter(flat, out, bytes_of(output), dcUint8, root, s.comm(), q); });
