@@ -62,15 +62,15 @@ void CpuQueue::run_on_worker(Queued queued) {
   const LocalStep& step = queued.step;
   Status status = is_element_step(step.kind) ? run_element_step(step) : run_codec_step(step);
   const uint64_t stream = queued.stream;
-  ended(queued.completion, std::move(status), stream);
-  if (stream == 0) return;
-  // The stream's next step starts only now, its completion queued after this one's: steps of one
-  // stream never overlap and complete in post order.
+  if (stream == 0) return ended(queued.completion, std::move(status), 0);
+  // The completion is queued and the lane updated under one lock, so poll() never delivers a
+  // stream's last completion while the stream still looks busy. The next step starts only now, its
+  // completion queued after this one's: steps of one stream never overlap and complete in post order.
   std::lock_guard<std::mutex> lock(lanes_mutex_);
+  ended(queued.completion, std::move(status), stream);
   Lane& lane = lanes_[stream];
   if (lane.waiting.empty()) {
-    lane.running = false;
-    if (lane.undelivered == 0) lanes_.erase(stream);  // poll() delivered it meanwhile
+    lane.running = false;  // poll() erases the lane when it delivers the completion
   } else {
     start_on_worker(std::move(lane.waiting.front()));
     lane.waiting.pop_front();
