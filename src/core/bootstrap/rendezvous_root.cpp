@@ -194,7 +194,12 @@ void RendezvousRoot::send_table() {
   close_acceptor();
   auto blobs = std::make_shared<const std::vector<std::string>>(state_.blobs());
   auto head = std::make_shared<const std::string>(wire::encode_table_header(*blobs));
-  for (const auto& c : waiting_) send(c, head, blobs);
+  // Rank 0 is told last, once every other rank's table is written: the root usually lives in rank
+  // 0's process, and rank 0 returning may end that process with the other writes still under way.
+  for (const auto& c : waiting_) {
+    if (c->request.rank == 0) told_last_ = TableReply{c, head, blobs};
+    else send(c, head, blobs);
+  }
   waiting_.clear();
   stop_when_sent();
 }
@@ -242,7 +247,14 @@ void RendezvousRoot::close_acceptor() {
 }
 
 void RendezvousRoot::stop_when_sent() {
-  if (closing_ && writes_in_flight_ == 0) io_.stop();
+  if (!closing_ || writes_in_flight_ > 0) return;
+  if (told_last_) {
+    TableReply last = std::move(*told_last_);
+    told_last_.reset();
+    send(last.connection, std::move(last.head), std::move(last.blobs));
+    return;
+  }
+  io_.stop();
 }
 
 }  // namespace dc

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -72,6 +73,12 @@ class RendezvousRoot {
   HandshakeSlots unproven_;  // connections that have not proved the secret yet
   RendezvousState state_;
   std::vector<ConnectionPtr> waiting_;  // joined, waiting for the table
+  struct TableReply {
+    ConnectionPtr connection;
+    std::shared_ptr<const std::string> head;
+    std::shared_ptr<const std::vector<std::string>> blobs;
+  };
+  std::optional<TableReply> told_last_;  // rank 0's table, sent once the others' writes are done
   int writes_in_flight_ = 0;
   bool closing_ = false;  // table sent or deadline passed: stop once the writes are out
   std::thread thread_;
