@@ -1,0 +1,134 @@
+#include "device/cpu_stream_queue.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+
+namespace dc::device {
+
+CpuStreamQueue::~CpuStreamQueue() {
+  for (auto& [handle, lane] : lanes_) {
+    {
+      std::lock_guard<std::mutex> lock(lane->mutex);
+      lane->stopping = true;
+    }
+    lane->changed.notify_all();
+    lane->thread.join();
+  }
+}
+
+void* CpuStreamQueue::alloc_device(size_t bytes) {
+  // At least one byte, so every allocation has an address of its own.
+  void* pointer = std::malloc(bytes == 0 ? 1 : bytes);
+  if (pointer == nullptr) return nullptr;
+  std::lock_guard<std::mutex> lock(memory_mutex_);
+  device_ranges_[reinterpret_cast<uintptr_t>(pointer)] = bytes == 0 ? 1 : bytes;
+  return pointer;
+}
+
+void CpuStreamQueue::free_device(void* pointer) {
+  {
+    std::lock_guard<std::mutex> lock(memory_mutex_);
+    device_ranges_.erase(reinterpret_cast<uintptr_t>(pointer));
+  }
+  std::free(pointer);
+}
+
+void* CpuStreamQueue::alloc_pinned(size_t bytes) { return std::malloc(bytes == 0 ? 1 : bytes); }
+
+void CpuStreamQueue::free_pinned(void* pointer) { std::free(pointer); }
+
+bool CpuStreamQueue::is_device_memory(const void* pointer) const {
+  const auto at = reinterpret_cast<uintptr_t>(pointer);
+  std::lock_guard<std::mutex> lock(memory_mutex_);
+  auto range = device_ranges_.upper_bound(at);
+  if (range == device_ranges_.begin()) return false;
+  --range;
+  return at - range->first < range->second;
+}
+
+Status CpuStreamQueue::enqueue_copy(Stream stream, void* dst, const void* src, size_t bytes) {
+  return enqueue(stream, [=] { std::memmove(dst, src, bytes); });
+}
+
+Status CpuStreamQueue::enqueue_doorbell(Stream stream, uint64_t* word, uint64_t value, int wake_fd) {
+  return enqueue(stream, [=] {
+    std::atomic_ref<uint64_t>(*word).store(value, std::memory_order_release);
+    const uint64_t one = 1;
+    // Only EAGAIN can fail (the counter full), and then the descriptor is readable anyway.
+    [[maybe_unused]] ssize_t n = write(wake_fd, &one, sizeof one);
+  });
+}
+
+Status CpuStreamQueue::enqueue_gate(Stream stream, const uint64_t* word, uint64_t value) {
+  return enqueue(stream, [=] {
+    std::atomic_ref<uint64_t> gate(*const_cast<uint64_t*>(word));
+    for (uint64_t seen = gate.load(std::memory_order_acquire); seen < value;
+         seen = gate.load(std::memory_order_acquire))
+      gate.wait(seen, std::memory_order_acquire);
+  });
+}
+
+void CpuStreamQueue::open_gate(uint64_t* word, uint64_t value) {
+  std::atomic_ref<uint64_t> gate(*word);
+  gate.store(value, std::memory_order_release);
+  gate.notify_all();
+}
+
+Status CpuStreamQueue::enqueue_task(Stream stream, std::function<void()> task) {
+  return enqueue(stream, std::move(task));
+}
+
+bool CpuStreamQueue::synchronize(Stream stream, std::chrono::milliseconds timeout) {
+  Lane& lane = lane_of(stream);
+  std::unique_lock<std::mutex> lock(lane.mutex);
+  const uint64_t target = lane.enqueued;
+  return lane.changed.wait_for(lock, timeout, [&] { return lane.done >= target; });
+}
+
+bool CpuStreamQueue::idle(Stream stream) {
+  Lane& lane = lane_of(stream);
+  std::lock_guard<std::mutex> lock(lane.mutex);
+  return lane.done == lane.enqueued;
+}
+
+Status CpuStreamQueue::enqueue(Stream stream, std::function<void()> op) {
+  Lane& lane = lane_of(stream);
+  {
+    std::lock_guard<std::mutex> lock(lane.mutex);
+    lane.work.push_back(std::move(op));
+    ++lane.enqueued;
+  }
+  lane.changed.notify_all();
+  return Status::success();
+}
+
+// Handle 0 is a stream like any other here (CUDA's legacy default stream).
+CpuStreamQueue::Lane& CpuStreamQueue::lane_of(Stream stream) {
+  std::lock_guard<std::mutex> lock(lanes_mutex_);
+  std::unique_ptr<Lane>& lane = lanes_[stream.handle];
+  if (!lane) {
+    lane = std::make_unique<Lane>();
+    lane->thread = std::thread(&CpuStreamQueue::run, std::ref(*lane));
+  }
+  return *lane;
+}
+
+void CpuStreamQueue::run(Lane& lane) {
+  std::unique_lock<std::mutex> lock(lane.mutex);
+  for (;;) {
+    lane.changed.wait(lock, [&] { return !lane.work.empty() || lane.stopping; });
+    if (lane.work.empty()) return;  // stopping, and everything ran
+    std::function<void()> op = std::move(lane.work.front());
+    lane.work.pop_front();
+    lock.unlock();
+    op();
+    lock.lock();
+    ++lane.done;
+    lane.changed.notify_all();
+  }
+}
+
+}  // namespace dc::device

@@ -1,0 +1,74 @@
+// The CPU implementation of the stream contract (stream_queue.h), so that the whole GPU path runs
+// and is tested without a GPU: a stream is an ordered lane with its own thread, "device memory" is
+// host memory tagged as such, memops are atomics (a gate blocks its lane in atomic wait; open_gate
+// stores and notifies). Tests also enqueue host tasks that stand for a user's kernels, and wait for
+// a stream as cudaStreamSynchronize does.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+
+#include "device/stream_queue.h"
+
+namespace dc::device {
+
+class CpuStreamQueue : public StreamQueue {
+ public:
+  CpuStreamQueue() = default;
+  // Runs what each stream still holds, then joins its thread: every gate must open first.
+  ~CpuStreamQueue() override;
+
+  // Host memory tagged as device memory until freed.
+  void* alloc_device(size_t bytes);
+  void free_device(void* pointer);
+
+  void* alloc_pinned(size_t bytes) override;
+  void free_pinned(void* pointer) override;
+  bool is_device_memory(const void* pointer) const override;
+
+  Status enqueue_copy(Stream stream, void* dst, const void* src, size_t bytes) override;
+  Status enqueue_doorbell(Stream stream, uint64_t* word, uint64_t value, int wake_fd) override;
+  Status enqueue_gate(Stream stream, const uint64_t* word, uint64_t value) override;
+  void open_gate(uint64_t* word, uint64_t value) override;
+
+  // A user's kernel in the emulation: task runs when the stream reaches it.
+  Status enqueue_task(Stream stream, std::function<void()> task);
+  // cudaStreamSynchronize: true once everything enqueued on stream so far ran; false at timeout.
+  bool synchronize(Stream stream, std::chrono::milliseconds timeout);
+  // cudaStreamQuery: whether everything enqueued on stream so far ran.
+  bool idle(Stream stream);
+
+  CpuStreamQueue(const CpuStreamQueue&) = delete;
+  CpuStreamQueue& operator=(const CpuStreamQueue&) = delete;
+
+ private:
+  struct Lane {
+    std::mutex mutex;
+    std::condition_variable changed;  // work queued, work done, or stopping
+    std::deque<std::function<void()>> work;
+    uint64_t enqueued = 0;
+    uint64_t done = 0;
+    bool stopping = false;
+    std::thread thread;
+  };
+
+  Status enqueue(Stream stream, std::function<void()> op);
+  Lane& lane_of(Stream stream);
+  static void run(Lane& lane);
+
+  std::mutex lanes_mutex_;
+  std::unordered_map<uint64_t, std::unique_ptr<Lane>> lanes_;
+
+  mutable std::mutex memory_mutex_;
+  std::map<uintptr_t, size_t> device_ranges_;  // start -> bytes
+};
+
+}  // namespace dc::device

@@ -1,0 +1,45 @@
+// What the stream bridge (src/core/stream_bridge.h) enqueues on a user's stream, and the memory it
+// needs: the device half of the GPU path (docs/architecture.md, "GPU path"). Everything the device
+// does for an operation is enqueued at call time, in one go: copies into pinned slots, a doorbell,
+// a gate, copies back. The host engine only ever stores to a gate word (open_gate); it never
+// enqueues device work later, so a gated stream never waits on work issued after it.
+//
+// Words. Doorbell and gate words are 64-bit counters in pinned host memory (alloc_pinned), written
+// by the stream with memops on a GPU (cuStreamWriteValue64 / cuStreamWaitValue64 GEQ), with atomics
+// by the CPU implementation (cpu_stream_queue.h). A gate waits until its word >= the value it was
+// given, so one monotonic word per communicator serves every gate of its operations.
+//
+// Threads. enqueue_* may be called from several threads, each stream's operations in the order
+// its callers enqueued them. open_gate may be called from any thread.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "base/error.h"
+#include "device/device_queue.h"
+
+namespace dc::device {
+
+class StreamQueue {
+ public:
+  virtual ~StreamQueue() = default;
+
+  // Pinned host memory: readable and writable by the host and by copies on any stream.
+  virtual void* alloc_pinned(size_t bytes) = 0;
+  virtual void free_pinned(void* pointer) = 0;
+  // Whether pointer lies in memory that only the device's copies may touch.
+  virtual bool is_device_memory(const void* pointer) const = 0;
+
+  // Run when the stream reaches them, in the order enqueued on that stream.
+  virtual Status enqueue_copy(Stream stream, void* dst, const void* src, size_t bytes) = 0;
+  // *word = value, then wake_fd (an eventfd) is written, so a thread blocked on it learns of it.
+  virtual Status enqueue_doorbell(Stream stream, uint64_t* word, uint64_t value, int wake_fd) = 0;
+  // The stream waits until *word >= value.
+  virtual Status enqueue_gate(Stream stream, const uint64_t* word, uint64_t value) = 0;
+
+  // Host side: *word = value (never decreasing), opening the gates waiting for at most value.
+  virtual void open_gate(uint64_t* word, uint64_t value) = 0;
+};
+
+}  // namespace dc::device
