@@ -3,6 +3,8 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "base/error.h"
 #include "src/core/bootstrap.h"
@@ -111,6 +113,32 @@ TEST(LaunchInfo, TorchrunRanksMeet) {
       return bad | check(test::first_wrong_blob(blobs, 2) < 0, "blobs");
     }));
   for (pid_t pid : pids) expect_success(pid);
+}
+
+// The root lives in rank 0's process: rank 0 may end as soon as it has the table, and the others
+// still get theirs whole (a large one takes many writes).
+TEST(LaunchInfo, RankZeroMayEndAsSoonAsItHasTheTable) {
+  const int nranks = 4;
+  auto blob = [](int rank) { return std::string(rank == 1 ? (8 << 20) : 64, static_cast<char>('a' + rank)); };
+  for (int round = 0; round < 3; ++round) {
+    const int root_port = test::reserved_port();
+    std::vector<pid_t> pids;
+    for (int rank = 0; rank < nranks; ++rank)
+      pids.push_back(test::fork_child([&, rank] {
+        clear_launcher_environment();
+        setenv("RANK", std::to_string(rank).c_str(), 1);
+        setenv("WORLD_SIZE", std::to_string(nranks).c_str(), 1);
+        setenv("MASTER_ADDR", "127.0.0.1", 1);
+        setenv("MASTER_PORT", std::to_string(root_port - 1).c_str(), 1);
+        LaunchInfo info = launch_info_from_env(kTimeoutMs);
+        auto blobs = bootstrap_allgather(info.id, info.rank, info.nranks, blob(rank), kTimeoutMs);
+        if (rank == 0) return 0;  // at once: the process ends, and the root with it
+        int bad = check(static_cast<int>(blobs.size()) == nranks, "table size");
+        for (int r = 0; r < nranks && bad == 0; ++r) bad |= check(blobs[r] == blob(r), "a rank's blob");
+        return bad;
+      }));
+    for (pid_t pid : pids) expect_success(pid);
+  }
 }
 
 }  // namespace
