@@ -71,7 +71,7 @@ class CpuQueue : public DeviceQueue {
   std::mutex lanes_mutex_;  // lanes_: the posting thread, workers and poll()
   std::unordered_map<uint64_t, Lane> lanes_;
 
-  std::mutex ended_mutex_;  // taken inside lanes_mutex_ by workers, never the other way round
+  std::mutex ended_mutex_;    // taken inside lanes_mutex_ by workers, never the other way round
   std::vector<Ended> ended_;  // completions for poll(), in the order the steps ended
   std::atomic<size_t> ready_{0};
 

@@ -6,8 +6,9 @@
  * The library exports one function, DEEPCOMM_DEVICE_PLUGIN_ENTRY ("deepcommDevicePlugin"), that
  * returns a pointer to a static table. The loader refuses the table unless abi_version equals the
  * version it was built with and struct_size is at least the size of that version's table (a newer
- * plugin may append members). Version 1 runs the element steps (copy, reduce, pre-multiply,
- * finalize of an average); codec steps come with a later version.
+ * plugin may append members). Version 1 ran the element steps (copy, reduce, pre-multiply,
+ * finalize of an average); version 2 adds the stream bridge's functions (stream_queue.h), which a
+ * plugin without streams leaves NULL. Codec steps come with a later version.
  *
  * The contract is device_queue.h's, function by function:
  *  - create/destroy: any thread, once per queue; destroy only after every accepted step completed.
@@ -20,6 +21,10 @@
  *  - completion_fd: readable while completions wait for poll (or -1: the caller polls); poll clears
  *    its readiness before it collects completions.
  *  - Steps on one stream (handle != 0) run and complete in post order.
+ *  - The stream functions (version 2) are stream_queue.h's, taking the queue from create: any
+ *    thread; enqueue_* run when the stream (a cudaStream_t as a 64-bit handle; 0 the legacy default
+ *    stream) reaches them. Memory from alloc_device is what ncclMemAlloc returns. A call that fails
+ *    returns a dcResult_t (or NULL) and leaves its message for last_error on the same thread.
  */
 #ifndef DEEPCOMM_DEVICE_PLUGIN_ABI_H
 #define DEEPCOMM_DEVICE_PLUGIN_ABI_H
@@ -31,7 +36,7 @@
 extern "C" {
 #endif
 
-#define DEEPCOMM_DEVICE_PLUGIN_ABI_VERSION 1
+#define DEEPCOMM_DEVICE_PLUGIN_ABI_VERSION 2
 #define DEEPCOMM_DEVICE_PLUGIN_ENTRY "deepcommDevicePlugin"
 #define DEEPCOMM_DEVICE_PLUGIN_EXPORT __attribute__((visibility("default")))
 
@@ -66,7 +71,7 @@ typedef struct {
 
 typedef struct {
   uint32_t abi_version; /* DEEPCOMM_DEVICE_PLUGIN_ABI_VERSION */
-  uint32_t struct_size; /* sizeof(dcDevicePlugin_v1_t) as the plugin was built */
+  uint32_t struct_size; /* sizeof(dcDevicePlugin_t) as the plugin was built */
   const char* name;     /* e.g. "cuda" */
   uint32_t flags;       /* DEEPCOMM_DEVICE_PLUGIN_* */
   /* 0 and *queue on success; else a dcResult_t with a message written into error. */
@@ -75,9 +80,22 @@ typedef struct {
   int32_t (*post)(void* queue, const dcDeviceStep_t* step, uint64_t stream, uint64_t tag, int32_t* result);
   int32_t (*poll)(void* queue, dcDeviceCompletion_t* out, int32_t max);
   int32_t (*completion_fd)(void* queue);
-} dcDevicePlugin_v1_t;
+  /* Version 2: the stream bridge (all NULL, or all set). */
+  void* (*alloc_pinned)(void* queue, uint64_t bytes);
+  void (*free_pinned)(void* queue, void* pointer);
+  void* (*alloc_device)(void* queue, uint64_t bytes);
+  int32_t (*free_device)(void* queue, void* pointer);
+  int32_t (*is_device_memory)(void* queue, const void* pointer); /* 1: device (or managed) memory */
+  int32_t (*enqueue_copy)(void* queue, uint64_t stream, void* dst, const void* src, uint64_t bytes);
+  /* *word = value, then 8 bytes written to the eventfd wake_fd. */
+  int32_t (*enqueue_doorbell)(void* queue, uint64_t stream, uint64_t* word, uint64_t value, int32_t wake_fd);
+  /* The stream waits until *word >= value. */
+  int32_t (*enqueue_gate)(void* queue, uint64_t stream, const uint64_t* word, uint64_t value);
+  void (*open_gate)(void* queue, uint64_t* word, uint64_t value); /* host side: *word = value */
+  const char* (*last_error)(void* queue);                         /* this thread's last failure */
+} dcDevicePlugin_t;
 
-typedef const dcDevicePlugin_v1_t* (*dcDevicePluginEntry_t)(void);
+typedef const dcDevicePlugin_t* (*dcDevicePluginEntry_t)(void);
 
 #ifdef __cplusplus
 }

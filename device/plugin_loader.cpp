@@ -6,6 +6,11 @@
 
 namespace dc::device {
 
+bool has_streams(const dcDevicePlugin_t& api) {
+  return api.alloc_pinned && api.free_pinned && api.alloc_device && api.free_device && api.is_device_memory &&
+         api.enqueue_copy && api.enqueue_doorbell && api.enqueue_gate && api.open_gate && api.last_error;
+}
+
 DevicePlugin load_device_plugin(const std::string& library) {
   void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
@@ -20,18 +25,19 @@ DevicePlugin load_device_plugin(const std::string& library) {
     fail(dcSystemError, "DeepComm: " + library + " is not a DeepComm device plugin (it has no " +
                             DEEPCOMM_DEVICE_PLUGIN_ENTRY + " function)");
   }
-  const dcDevicePlugin_v1_t* api = entry();
+  const dcDevicePlugin_t* api = entry();
   std::string mismatch;
   if (!api) mismatch = "its " + std::string(DEEPCOMM_DEVICE_PLUGIN_ENTRY) + " returned no table";
   else if (api->abi_version != DEEPCOMM_DEVICE_PLUGIN_ABI_VERSION)
     mismatch = "it implements device plugin ABI version " + std::to_string(api->abi_version) +
                ", this DeepComm needs " + std::to_string(DEEPCOMM_DEVICE_PLUGIN_ABI_VERSION);
-  else if (api->struct_size < sizeof(dcDevicePlugin_v1_t))
+  else if (api->struct_size < sizeof(dcDevicePlugin_t))
     mismatch = "its table has " + std::to_string(api->struct_size) + " bytes, ABI version " +
-               std::to_string(DEEPCOMM_DEVICE_PLUGIN_ABI_VERSION) + " has " +
-               std::to_string(sizeof(dcDevicePlugin_v1_t));
+               std::to_string(DEEPCOMM_DEVICE_PLUGIN_ABI_VERSION) + " has " + std::to_string(sizeof(dcDevicePlugin_t));
   else if (!api->create || !api->destroy || !api->post || !api->poll || !api->completion_fd)
     mismatch = "its table lacks a function";
+  else if (has_streams(*api) != (api->alloc_pinned != nullptr))
+    mismatch = "its table has some of the stream functions, not all";
   if (!mismatch.empty()) {
     dlclose(handle);
     fail(dcInvalidUsage, "DeepComm: the device plugin " + library + " does not match this DeepComm: " + mismatch +

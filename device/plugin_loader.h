@@ -15,7 +15,7 @@ constexpr const char* kCudaPluginLibrary = "libdeepcomm-cuda.so";
 
 struct DevicePlugin {
   void* handle = nullptr;  // dlopen's; never closed (the plugin's threads may outlive any caller)
-  const dcDevicePlugin_v1_t* api = nullptr;
+  const dcDevicePlugin_t* api = nullptr;
   std::string library;
 };
 
@@ -24,5 +24,8 @@ struct DevicePlugin {
 // dc::Error(dcInvalidUsage) when its ABI version or table size does not match; the message names
 // the library and the reason. Any thread; each call opens the library (dlopen counts references).
 DevicePlugin load_device_plugin(const std::string& library = kCudaPluginLibrary);
+
+// Whether the plugin has the stream bridge's functions (ABI version 2), which it has all or none of.
+bool has_streams(const dcDevicePlugin_t& api);
 
 }  // namespace dc::device

@@ -23,8 +23,7 @@ PluginQueue::~PluginQueue() { api_->destroy(queue_); }
 
 Posted PluginQueue::post(const LocalStep& step, Stream stream, Completion completion) {
   if (!is_element_step(step.kind))
-    return Posted{true,
-                  Status::failure(dcInvalidUsage, "DeepComm: the device plugin (ABI version 1) runs no codec step"), 0};
+    return Posted{true, Status::failure(dcInvalidUsage, "DeepComm: the device plugin runs no codec step yet"), 0};
   dcDeviceStep_t s{};
   s.kind = static_cast<uint32_t>(step.kind);
   s.datatype = step.type;

@@ -28,7 +28,7 @@ class PluginQueue : public DeviceQueue {
   PluginQueue& operator=(const PluginQueue&) = delete;
 
  private:
-  const dcDevicePlugin_v1_t* api_;
+  const dcDevicePlugin_t* api_;
   void* queue_ = nullptr;
   uint64_t next_tag_ = 1;
   std::unordered_map<uint64_t, Completion> pending_;  // by the tag the plugin got

@@ -358,6 +358,8 @@ int32_t agree_min(dcComm* comm, int32_t value) {
 
 void group_start() { ++t_group.depth; }
 
+bool group_open() { return t_group.depth > 0; }
+
 bool queued_in_group(const dcComm* comm) {
   return std::any_of(t_group.ops.begin(), t_group.ops.end(), [comm](const PendingOp& p) { return p.comm == comm; });
 }

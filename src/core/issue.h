@@ -30,6 +30,8 @@ dcResult_t issue(dcComm* comm, const OpArgs& args, dcRequest_t* request);
 int32_t agree_min(dcComm* comm, int32_t value);
 
 void group_start();
+// Whether this thread is between a group start and its end.
+bool group_open();
 // True when this thread's open group holds operations of comm (accepted, not started yet).
 bool queued_in_group(const dcComm* comm);
 // dcInProgress when the group holds operations of a nonblocking communicator (they were started).

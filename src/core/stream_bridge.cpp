@@ -137,6 +137,28 @@ dcResult_t StreamBridge::all_to_all(const void* send, void* recv, size_t count, 
                  [=, this](const void* from, void* to) { return dcAlltoAll(from, to, count, type, comm_, nullptr); });
 }
 
+dcResult_t StreamBridge::gather(const void* send, void* recv, size_t count, dcDataType_t type, int root,
+                                device::Stream stream) {
+  const size_t in = bytes_of(count, 1, type), out = bytes_of(count, nranks_, type);
+  if (out == kBadSize || root < 0 || root >= nranks_)
+    return refuse(dcInvalidArgument, "DeepComm: device gather: bad count, datatype or root");
+  return enqueue(
+      stream, send, in, recv, out,
+      [=, this](const void* from, void* to) { return dcGather(from, to, count, type, root, comm_, nullptr); },
+      rank_ == root);
+}
+
+dcResult_t StreamBridge::scatter(const void* send, void* recv, size_t count, dcDataType_t type, int root,
+                                 device::Stream stream) {
+  const size_t in = bytes_of(count, nranks_, type), out = bytes_of(count, 1, type);
+  if (in == kBadSize || root < 0 || root >= nranks_)
+    return refuse(dcInvalidArgument, "DeepComm: device scatter: bad count, datatype or root");
+  const bool sends = rank_ == root;
+  return enqueue(stream, send, sends ? in : 0, recv, out, [=, this](const void* from, void* to) {
+    return dcScatter(sends ? from : nullptr, to, count, type, root, comm_, nullptr);
+  });
+}
+
 dcResult_t StreamBridge::send(const void* buffer, size_t count, dcDataType_t type, int peer, device::Stream stream) {
   const size_t bytes = bytes_of(count, 1, type);
   if (bytes == kBadSize || peer < 0 || peer >= nranks_)
@@ -156,6 +178,16 @@ dcResult_t StreamBridge::recv(void* buffer, size_t count, dcDataType_t type, int
 Status StreamBridge::async_error() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return error_;
+}
+
+bool StreamBridge::wait_until_run(std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  return ran_changed_.wait_for(lock, timeout, [&] { return run_ >= called_ || !error_.ok(); });
+}
+
+void StreamBridge::fail(Status status) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  record_failure(std::move(status));
 }
 
 size_t StreamBridge::bytes_of(size_t count, int blocks, dcDataType_t type) {
@@ -232,6 +264,7 @@ void StreamBridge::run_rung(std::unique_lock<std::mutex>& lock) {
     if (load(rung_word(number)) != number) return;  // the next one in call order has not rung
     if (!error_.ok()) {                             // its gate is open already
       ops_[i].ran = true;
+      run_ = number;
       continue;
     }
     const Run run = ops_[i].run;
@@ -242,8 +275,10 @@ void StreamBridge::run_rung(std::unique_lock<std::mutex>& lock) {
     const std::string message = result == dcSuccess ? std::string() : dcGetLastError();
     lock.lock();
     ops_[i].ran = true;
+    run_ = number;
     if (result == dcSuccess) streams_.open_gate(gate_word_, number);
     else record_failure(Status::failure(result, message));
+    ran_changed_.notify_all();
   }
 }
 
@@ -258,6 +293,7 @@ void StreamBridge::free_retired() {
 void StreamBridge::record_failure(Status status) {
   if (error_.ok()) error_ = std::move(status);
   streams_.open_gate(gate_word_, kAllGates);
+  ran_changed_.notify_all();
 }
 
 }  // namespace dc

@@ -19,6 +19,7 @@
 // at a time.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -47,11 +48,18 @@ class StreamBridge {
   dcResult_t reduce_scatter(const void* send, void* recv, size_t recv_count, dcDataType_t type, dcRedOp_t op,
                             device::Stream stream);
   dcResult_t all_to_all(const void* send, void* recv, size_t count, dcDataType_t type, device::Stream stream);
+  dcResult_t gather(const void* send, void* recv, size_t count, dcDataType_t type, int root, device::Stream stream);
+  dcResult_t scatter(const void* send, void* recv, size_t count, dcDataType_t type, int root, device::Stream stream);
   dcResult_t send(const void* buffer, size_t count, dcDataType_t type, int peer, device::Stream stream);
   dcResult_t recv(void* buffer, size_t count, dcDataType_t type, int peer, device::Stream stream);
 
   // The first failure of an operation run for the bridge (ok while none): ncclCommGetAsyncError.
   Status async_error() const;
+  // Waits until every operation called so far ran, or the bridge failed; false at the timeout.
+  bool wait_until_run(std::chrono::milliseconds timeout);
+  // Fails the bridge (an abort): status becomes its asynchronous error unless one came first, and
+  // every gate opens.
+  void fail(Status status);
 
   StreamBridge(const StreamBridge&) = delete;
   StreamBridge& operator=(const StreamBridge&) = delete;
@@ -94,8 +102,10 @@ class StreamBridge {
   uint64_t* gate_word_;
 
   mutable std::mutex mutex_;
-  std::deque<Op> ops_;  // called and not yet retired, in call order
-  uint64_t called_ = 0;
+  std::condition_variable ran_changed_;  // run_ or error_ changed
+  std::deque<Op> ops_;                   // called and not yet retired, in call order
+  uint64_t called_ = 0;                  // the number of the last operation called
+  uint64_t run_ = 0;                     // the number of the last operation run (or skipped)
   Status error_;
   bool stopping_ = false;
   std::thread issuer_;

@@ -1,106 +1,128 @@
-// Collectives, point-to-point and groups of the NCCL ABI. On host memory the stream argument is
-// accepted and ignored: a blocking call has completed when it returns, as the native API does.
+// Collectives, point-to-point and groups of the NCCL ABI. On device memory a call is enqueued on
+// its stream through the communicator's stream bridge (device_runtime.h) and returns at once. On
+// host memory the stream argument is accepted and ignored: a blocking call has completed when it
+// returns, as the native API does, after the communicator's earlier device calls ran.
 #include "src/nccl/api.h"
-#include "src/nccl/device_pointer.h"
+#include "src/nccl/device_runtime.h"
 
+using dc::nccl::bridge_of;
 using dc::nccl::guarded;
-using dc::nccl::require_host_memory;
+using dc::nccl::on_device;
+using dc::nccl::stream_of;
 using dc::nccl::to_dc;
 using dc::nccl::to_nccl;
+using dc::nccl::wait_for_device_calls;
 
 DEEPCOMM_NCCL_API(ncclResult_t, ncclAllReduce, const void* sendbuff, void* recvbuff, size_t count,
-                  ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm, cudaStream_t /*stream*/) {
+                  ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
   return guarded([&] {
-    require_host_memory(sendbuff);
-    require_host_memory(recvbuff);
+    if (on_device({sendbuff, recvbuff}))
+      return to_nccl(
+          bridge_of(comm).all_reduce(sendbuff, recvbuff, count, to_dc(datatype), to_dc(op), stream_of(stream)));
+    wait_for_device_calls(comm);
     return to_nccl(dcAllReduce(sendbuff, recvbuff, count, to_dc(datatype), to_dc(op), to_dc(comm), nullptr));
   });
 }
 
 DEEPCOMM_NCCL_API(ncclResult_t, ncclBroadcast, const void* sendbuff, void* recvbuff, size_t count,
-                  ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t /*stream*/) {
+                  ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream) {
   return guarded([&] {
-    require_host_memory(sendbuff);
-    require_host_memory(recvbuff);
+    if (on_device({sendbuff, recvbuff}))
+      return to_nccl(bridge_of(comm).broadcast(sendbuff, recvbuff, count, to_dc(datatype), root, stream_of(stream)));
+    wait_for_device_calls(comm);
     return to_nccl(dcBroadcast(sendbuff, recvbuff, count, to_dc(datatype), root, to_dc(comm), nullptr));
   });
 }
 
 // The older in-place form of ncclBroadcast.
 DEEPCOMM_NCCL_API(ncclResult_t, ncclBcast, void* buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
-                  cudaStream_t /*stream*/) {
+                  cudaStream_t stream) {
   return guarded([&] {
-    require_host_memory(buff);
+    if (on_device({buff}))
+      return to_nccl(bridge_of(comm).broadcast(buff, buff, count, to_dc(datatype), root, stream_of(stream)));
+    wait_for_device_calls(comm);
     return to_nccl(dcBroadcast(buff, buff, count, to_dc(datatype), root, to_dc(comm), nullptr));
   });
 }
 
 DEEPCOMM_NCCL_API(ncclResult_t, ncclReduce, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
-                  ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t /*stream*/) {
+                  ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream) {
   return guarded([&] {
-    require_host_memory(sendbuff);
-    require_host_memory(recvbuff);
+    if (on_device({sendbuff, recvbuff}))
+      return to_nccl(
+          bridge_of(comm).reduce(sendbuff, recvbuff, count, to_dc(datatype), to_dc(op), root, stream_of(stream)));
+    wait_for_device_calls(comm);
     return to_nccl(dcReduce(sendbuff, recvbuff, count, to_dc(datatype), to_dc(op), root, to_dc(comm), nullptr));
   });
 }
 
 DEEPCOMM_NCCL_API(ncclResult_t, ncclAllGather, const void* sendbuff, void* recvbuff, size_t sendcount,
-                  ncclDataType_t datatype, ncclComm_t comm, cudaStream_t /*stream*/) {
+                  ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream) {
   return guarded([&] {
-    require_host_memory(sendbuff);
-    require_host_memory(recvbuff);
+    if (on_device({sendbuff, recvbuff}))
+      return to_nccl(bridge_of(comm).all_gather(sendbuff, recvbuff, sendcount, to_dc(datatype), stream_of(stream)));
+    wait_for_device_calls(comm);
     return to_nccl(dcAllGather(sendbuff, recvbuff, sendcount, to_dc(datatype), to_dc(comm), nullptr));
   });
 }
 
 DEEPCOMM_NCCL_API(ncclResult_t, ncclReduceScatter, const void* sendbuff, void* recvbuff, size_t recvcount,
-                  ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm, cudaStream_t /*stream*/) {
+                  ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
   return guarded([&] {
-    require_host_memory(sendbuff);
-    require_host_memory(recvbuff);
+    if (on_device({sendbuff, recvbuff}))
+      return to_nccl(
+          bridge_of(comm).reduce_scatter(sendbuff, recvbuff, recvcount, to_dc(datatype), to_dc(op), stream_of(stream)));
+    wait_for_device_calls(comm);
     return to_nccl(dcReduceScatter(sendbuff, recvbuff, recvcount, to_dc(datatype), to_dc(op), to_dc(comm), nullptr));
   });
 }
 
 DEEPCOMM_NCCL_API(ncclResult_t, ncclAlltoAll, const void* sendbuff, void* recvbuff, size_t count,
-                  ncclDataType_t datatype, ncclComm_t comm, cudaStream_t /*stream*/) {
+                  ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream) {
   return guarded([&] {
-    require_host_memory(sendbuff);
-    require_host_memory(recvbuff);
+    if (on_device({sendbuff, recvbuff}))
+      return to_nccl(bridge_of(comm).all_to_all(sendbuff, recvbuff, count, to_dc(datatype), stream_of(stream)));
+    wait_for_device_calls(comm);
     return to_nccl(dcAlltoAll(sendbuff, recvbuff, count, to_dc(datatype), to_dc(comm), nullptr));
   });
 }
 
 DEEPCOMM_NCCL_API(ncclResult_t, ncclGather, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
-                  int root, ncclComm_t comm, cudaStream_t /*stream*/) {
+                  int root, ncclComm_t comm, cudaStream_t stream) {
   return guarded([&] {
-    require_host_memory(sendbuff);
-    require_host_memory(recvbuff);
+    if (on_device({sendbuff, recvbuff}))
+      return to_nccl(bridge_of(comm).gather(sendbuff, recvbuff, count, to_dc(datatype), root, stream_of(stream)));
+    wait_for_device_calls(comm);
     return to_nccl(dcGather(sendbuff, recvbuff, count, to_dc(datatype), root, to_dc(comm), nullptr));
   });
 }
 
 DEEPCOMM_NCCL_API(ncclResult_t, ncclScatter, const void* sendbuff, void* recvbuff, size_t count,
-                  ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t /*stream*/) {
+                  ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream) {
   return guarded([&] {
-    require_host_memory(sendbuff);
-    require_host_memory(recvbuff);
+    if (on_device({sendbuff, recvbuff}))
+      return to_nccl(bridge_of(comm).scatter(sendbuff, recvbuff, count, to_dc(datatype), root, stream_of(stream)));
+    wait_for_device_calls(comm);
     return to_nccl(dcScatter(sendbuff, recvbuff, count, to_dc(datatype), root, to_dc(comm), nullptr));
   });
 }
 
 DEEPCOMM_NCCL_API(ncclResult_t, ncclSend, const void* sendbuff, size_t count, ncclDataType_t datatype, int peer,
-                  ncclComm_t comm, cudaStream_t /*stream*/) {
+                  ncclComm_t comm, cudaStream_t stream) {
   return guarded([&] {
-    require_host_memory(sendbuff);
+    if (on_device({sendbuff}))
+      return to_nccl(bridge_of(comm).send(sendbuff, count, to_dc(datatype), peer, stream_of(stream)));
+    wait_for_device_calls(comm);
     return to_nccl(dcSend(sendbuff, count, to_dc(datatype), peer, to_dc(comm), nullptr));
   });
 }
 
 DEEPCOMM_NCCL_API(ncclResult_t, ncclRecv, void* recvbuff, size_t count, ncclDataType_t datatype, int peer,
-                  ncclComm_t comm, cudaStream_t /*stream*/) {
+                  ncclComm_t comm, cudaStream_t stream) {
   return guarded([&] {
-    require_host_memory(recvbuff);
+    if (on_device({recvbuff}))
+      return to_nccl(bridge_of(comm).recv(recvbuff, count, to_dc(datatype), peer, stream_of(stream)));
+    wait_for_device_calls(comm);
     return to_nccl(dcRecv(recvbuff, count, to_dc(datatype), peer, to_dc(comm), nullptr));
   });
 }

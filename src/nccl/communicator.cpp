@@ -5,6 +5,7 @@
 
 #include "src/nccl/api.h"
 #include "src/nccl/comm_config.h"
+#include "src/nccl/device_runtime.h"
 #include "src/nccl/window_registry.h"
 
 using dc::nccl::guarded;
@@ -107,7 +108,10 @@ DEEPCOMM_NCCL_API(ncclResult_t, ncclCommSplit, ncclComm_t comm, int color, int k
 }
 
 DEEPCOMM_NCCL_API(ncclResult_t, ncclCommFinalize, ncclComm_t comm) {
-  return guarded([&] { return to_nccl(dcCommFinalize(to_dc(comm))); });
+  return guarded([&] {
+    dc::nccl::wait_for_device_calls(comm);
+    return to_nccl(dcCommFinalize(to_dc(comm)));
+  });
 }
 
 // Destroying NULL is a no-op that succeeds, as in NCCL.
@@ -121,14 +125,26 @@ ncclResult_t forgetting_windows(ncclComm_t comm, dcResult_t result) {
 
 }  // namespace
 
+// Device calls still held by the communicator's stream bridge run first (bounded).
 DEEPCOMM_NCCL_API(ncclResult_t, ncclCommDestroy, ncclComm_t comm) {
-  return guarded([&] { return comm == nullptr ? ncclSuccess : forgetting_windows(comm, dcCommDestroy(to_dc(comm))); });
+  return guarded([&] {
+    if (comm == nullptr) return ncclSuccess;
+    dc::nccl::end_bridge(comm);
+    return forgetting_windows(comm, dcCommDestroy(to_dc(comm)));
+  });
 }
 
 // Fails every pending operation (a call blocked in another thread returns within a second), tells
 // the other ranks, and frees the communicator. Aborting NULL succeeds, as in NCCL.
+// Device calls not run yet fail, and their streams are released.
 DEEPCOMM_NCCL_API(ncclResult_t, ncclCommAbort, ncclComm_t comm) {
-  return guarded([&] { return comm == nullptr ? ncclSuccess : forgetting_windows(comm, dcCommAbort(to_dc(comm))); });
+  return guarded([&] {
+    if (comm == nullptr) return ncclSuccess;
+    dc::nccl::fail_bridge(comm, "the communicator was aborted (ncclCommAbort)");
+    const ncclResult_t result = forgetting_windows(comm, dcCommAbort(to_dc(comm)));
+    dc::nccl::end_bridge(comm);
+    return result;
+  });
 }
 
 // Pending and later operations fail on every rank; shrink, split and destroy still work.
@@ -182,6 +198,12 @@ DEEPCOMM_NCCL_API(ncclResult_t, ncclCommGetAsyncError, ncclComm_t comm, ncclResu
     require_output(asyncError, "ncclCommGetAsyncError", "asyncError");
     dcResult_t native = dcSuccess;
     const dcResult_t result = dcCommGetAsyncError(to_dc(comm), &native);
+    // A failed device call fails the communicator too (its message is this thread's last error).
+    if (const dc::Status device = dc::nccl::device_calls_error(comm);
+        result == dcSuccess && native == dcSuccess && !device.ok()) {
+      native = device.code;
+      dc::set_last_error(device.message);
+    }
     if (result == dcSuccess) *asyncError = to_nccl(native);
     return to_nccl(result);
   });

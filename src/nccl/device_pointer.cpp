@@ -29,6 +29,8 @@ class CudaRuntime {
     return runtime;
   }
 
+  bool has_devices() const { return get_attributes_ != nullptr; }
+
   bool is_device_memory(const void* pointer) const {
     if (get_attributes_ == nullptr || pointer == nullptr) return false;
     CudaPointerAttributes attributes{};
@@ -79,10 +81,8 @@ class CudaRuntime {
 
 }  // namespace
 
-void require_host_memory(const void* pointer) {
-  if (CudaRuntime::instance().is_device_memory(pointer)) {
-    fail(dcInvalidUsage, "DeepComm: device memory is not supported yet; pass host memory");
-  }
-}
+bool cuda_device_memory(const void* pointer) { return CudaRuntime::instance().is_device_memory(pointer); }
+
+bool cuda_devices_present() { return CudaRuntime::instance().has_devices(); }
 
 }  // namespace dc::nccl

@@ -2,6 +2,7 @@
 #include "src/nccl/api.h"
 
 #include "base/log.h"
+#include "src/nccl/device_runtime.h"
 
 using dc::nccl::guarded;
 using dc::nccl::require_output;
@@ -38,12 +39,20 @@ DEEPCOMM_NCCL_API(const char*, ncclGetLastError, ncclComm_t /*comm*/) {
   return message != nullptr ? message : "";
 }
 
+// Device memory where a device plugin serves it (device_runtime.h), else shareable host memory.
 DEEPCOMM_NCCL_API(ncclResult_t, ncclMemAlloc, void** ptr, size_t size) {
-  return guarded([&] { return to_nccl(dcMemAlloc(ptr, size)); });
+  return guarded([&] {
+    dc::nccl::require_output(ptr, "ncclMemAlloc", "ptr");
+    if (dc::nccl::alloc_device_memory(ptr, size)) return ncclSuccess;
+    return to_nccl(dcMemAlloc(ptr, size));
+  });
 }
 
 DEEPCOMM_NCCL_API(ncclResult_t, ncclMemFree, void* ptr) {
-  return guarded([&] { return to_nccl(dcMemFree(ptr)); });
+  return guarded([&] {
+    if (ptr != nullptr && dc::nccl::free_device_memory(ptr)) return ncclSuccess;
+    return to_nccl(dcMemFree(ptr));
+  });
 }
 
 // Re-reads NCCL_DEBUG / DEEPCOMM_DEBUG (the logging level) from the environment.

@@ -1,6 +1,6 @@
 // User-defined reduction operators of the NCCL ABI.
 #include "src/nccl/api.h"
-#include "src/nccl/device_pointer.h"
+#include "src/nccl/device_runtime.h"
 
 using dc::nccl::guarded;
 using dc::nccl::require_output;
@@ -22,7 +22,7 @@ DEEPCOMM_NCCL_API(ncclResult_t, ncclRedOpCreatePreMulSum, ncclRedOp_t* op, void*
       dc::fail(dcInvalidArgument, "DeepComm: ncclRedOpCreatePreMulSum: unknown scalar residence " +
                                       std::to_string(static_cast<int>(residence)));
     }
-    dc::nccl::require_host_memory(scalar);
+    dc::nccl::require_host_memory(scalar, "ncclRedOpCreatePreMulSum: a scalar");
     dcRedOp_t native = dcSum;
     const dcResult_t result = dcRedOpCreatePreMulSum(&native, scalar, to_dc(datatype), to_dc(comm));
     if (result == dcSuccess) *op = static_cast<ncclRedOp_t>(native);

@@ -169,6 +169,19 @@ std::vector<Job> every_call(int rank, int n, dcComm_t comm) {
         {std::string("all-gather ") + t.name, count * t.size, n * count * t.size, true,
          [=](StreamBridge& b, const void* in, void* out, Stream s) { return b.all_gather(in, out, count, type, s); },
          [=](const void* in, void* out) { return dcAllGather(in, out, count, type, comm, nullptr); }});
+    const int gather_root = static_cast<int>(type) % n;
+    jobs.push_back(
+        {std::string("gather ") + t.name, count * t.size, n * count * t.size, rank == gather_root,
+         [=](StreamBridge& b, const void* in, void* out, Stream s) {
+           return b.gather(in, out, count, type, gather_root, s);
+         },
+         [=](const void* in, void* out) { return dcGather(in, out, count, type, gather_root, comm, nullptr); }});
+    jobs.push_back(
+        {std::string("scatter ") + t.name, n * count * t.size, count * t.size, true,
+         [=](StreamBridge& b, const void* in, void* out, Stream s) {
+           return b.scatter(in, out, count, type, gather_root, s);
+         },
+         [=](const void* in, void* out) { return dcScatter(in, out, count, type, gather_root, comm, nullptr); }});
     jobs.push_back(
         {std::string("all-to-all ") + t.name, n * count * t.size, n * count * t.size, true,
          [=](StreamBridge& b, const void* in, void* out, Stream s) { return b.all_to_all(in, out, count, type, s); },

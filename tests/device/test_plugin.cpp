@@ -1,17 +1,22 @@
 // A device plugin built by the tests (plugin_abi.h), with the CPU functions: steps without a stream
 // go to a CPU device queue (they end inside post), steps on a stream wait in a list that poll()
-// runs in post order (so the completion path through the ABI is exercised too). Built three
-// times: as it should be, with TEST_PLUGIN_ABI_VERSION set to another version, and with
+// runs in post order (so the completion path through the ABI is exercised too). Its stream
+// functions are the CPU stream queue's (one per process), so that the NCCL ABI's device path runs
+// here; the tests reach the same queue through testPlugin* functions (dlsym). Built three times:
+// as it should be, with TEST_PLUGIN_ABI_VERSION set to another version, and with
 // TEST_PLUGIN_NO_ENTRY (no entry point at all).
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "device/cpu_queue.h"
+#include "device/cpu_stream_queue.h"
 #include "device/plugin_abi.h"
 
 #ifndef TEST_PLUGIN_ABI_VERSION
@@ -94,20 +99,81 @@ int32_t poll(void* queue, dcDeviceCompletion_t* out, int32_t max) {
 
 int32_t completion_fd(void* queue) { return static_cast<Queue*>(queue)->fd; }
 
-const dcDevicePlugin_v1_t kPlugin = {TEST_PLUGIN_ABI_VERSION,
-                                     sizeof(dcDevicePlugin_v1_t),
-                                     "cpu-test",
-                                     DEEPCOMM_DEVICE_PLUGIN_ENDS_ELEMENT_STEPS_AT_POST,
-                                     create,
-                                     destroy,
-                                     post,
-                                     poll,
-                                     completion_fd};
+// The process's emulated device: never destroyed, so no lane is joined at exit.
+dc::device::CpuStreamQueue& streams() {
+  static auto* queue = new dc::device::CpuStreamQueue;
+  return *queue;
+}
+
+thread_local std::string t_last_error;
+
+int32_t result_of(const dc::Status& status) {
+  if (!status.ok()) t_last_error = status.message;
+  return status.code;
+}
+
+void* alloc_pinned(void*, uint64_t bytes) { return streams().alloc_pinned(bytes); }
+void free_pinned(void*, void* pointer) { streams().free_pinned(pointer); }
+void* alloc_device(void*, uint64_t bytes) { return streams().alloc_device(bytes); }
+int32_t free_device(void*, void* pointer) {
+  if (!streams().is_device_memory(pointer)) {
+    t_last_error = "not device memory of this plugin";
+    return dcInvalidArgument;
+  }
+  streams().free_device(pointer);
+  return dcSuccess;
+}
+int32_t is_device_memory(void*, const void* pointer) { return streams().is_device_memory(pointer) ? 1 : 0; }
+int32_t enqueue_copy(void*, uint64_t stream, void* dst, const void* src, uint64_t bytes) {
+  return result_of(streams().enqueue_copy({stream}, dst, src, bytes));
+}
+int32_t enqueue_doorbell(void*, uint64_t stream, uint64_t* word, uint64_t value, int32_t wake_fd) {
+  return result_of(streams().enqueue_doorbell({stream}, word, value, wake_fd));
+}
+int32_t enqueue_gate(void*, uint64_t stream, const uint64_t* word, uint64_t value) {
+  return result_of(streams().enqueue_gate({stream}, word, value));
+}
+void open_gate(void*, uint64_t* word, uint64_t value) { streams().open_gate(word, value); }
+const char* last_error(void*) { return t_last_error.c_str(); }
+
+const dcDevicePlugin_t kPlugin = {TEST_PLUGIN_ABI_VERSION,
+                                  sizeof(dcDevicePlugin_t),
+                                  "cpu-test",
+                                  DEEPCOMM_DEVICE_PLUGIN_ENDS_ELEMENT_STEPS_AT_POST,
+                                  create,
+                                  destroy,
+                                  post,
+                                  poll,
+                                  completion_fd,
+                                  alloc_pinned,
+                                  free_pinned,
+                                  alloc_device,
+                                  free_device,
+                                  is_device_memory,
+                                  enqueue_copy,
+                                  enqueue_doorbell,
+                                  enqueue_gate,
+                                  open_gate,
+                                  last_error};
 
 }  // namespace
 
+// What a test does with CUDA's runtime on a real device: cudaStreamSynchronize (1 when the stream
+// drained within timeout_ms), cudaStreamQuery (1 when idle), and a kernel that keeps the stream
+// busy for a while.
+extern "C" DEEPCOMM_DEVICE_PLUGIN_EXPORT int testPluginSynchronize(uint64_t stream, int timeout_ms) {
+  return streams().synchronize({stream}, std::chrono::milliseconds(timeout_ms)) ? 1 : 0;
+}
+extern "C" DEEPCOMM_DEVICE_PLUGIN_EXPORT int testPluginIdle(uint64_t stream) {
+  return streams().idle({stream}) ? 1 : 0;
+}
+extern "C" DEEPCOMM_DEVICE_PLUGIN_EXPORT void testPluginBusy(uint64_t stream, int milliseconds) {
+  streams().enqueue_task({stream},
+                         [milliseconds] { std::this_thread::sleep_for(std::chrono::milliseconds(milliseconds)); });
+}
+
 #ifndef TEST_PLUGIN_NO_ENTRY
-extern "C" DEEPCOMM_DEVICE_PLUGIN_EXPORT const dcDevicePlugin_v1_t* deepcommDevicePlugin() { return &kPlugin; }
+extern "C" DEEPCOMM_DEVICE_PLUGIN_EXPORT const dcDevicePlugin_t* deepcommDevicePlugin() { return &kPlugin; }
 #else
 extern "C" DEEPCOMM_DEVICE_PLUGIN_EXPORT int deepcommSomethingElse() { return kPlugin.abi_version; }
 #endif

@@ -1,0 +1,60 @@
+#include "device/plugin_stream_queue.h"
+
+#include <string>
+
+namespace dc::device {
+
+PluginStreamQueue::PluginStreamQueue(const DevicePlugin& plugin) : api_(plugin.api), library_(plugin.library) {
+  if (!has_streams(*api_)) fail(dcInvalidUsage, "DeepComm: the device plugin " + library_ + " has no stream functions");
+  char error[256] = {};
+  const int32_t rc = api_->create(&queue_, error, sizeof error);
+  if (rc != 0 || !queue_) {
+    error[sizeof error - 1] = '\0';
+    fail(rc != 0 ? static_cast<dcResult_t>(rc) : dcInternalError,
+         "DeepComm: the device plugin " + library_ + " could not start: " + error);
+  }
+}
+
+PluginStreamQueue::~PluginStreamQueue() { api_->destroy(queue_); }
+
+void* PluginStreamQueue::alloc_device(size_t bytes, Status* status) {
+  void* pointer = api_->alloc_device(queue_, bytes);
+  *status = pointer ? Status::success() : status_of(dcSystemError, "device allocation");
+  return pointer;
+}
+
+Status PluginStreamQueue::free_device(void* pointer) {
+  return status_of(api_->free_device(queue_, pointer), "freeing device memory");
+}
+
+void* PluginStreamQueue::alloc_pinned(size_t bytes) { return api_->alloc_pinned(queue_, bytes); }
+
+void PluginStreamQueue::free_pinned(void* pointer) { api_->free_pinned(queue_, pointer); }
+
+bool PluginStreamQueue::is_device_memory(const void* pointer) const {
+  return api_->is_device_memory(queue_, pointer) == 1;
+}
+
+Status PluginStreamQueue::enqueue_copy(Stream stream, void* dst, const void* src, size_t bytes) {
+  return status_of(api_->enqueue_copy(queue_, stream.handle, dst, src, bytes), "a copy on a stream");
+}
+
+Status PluginStreamQueue::enqueue_doorbell(Stream stream, uint64_t* word, uint64_t value, int wake_fd) {
+  return status_of(api_->enqueue_doorbell(queue_, stream.handle, word, value, wake_fd), "a doorbell on a stream");
+}
+
+Status PluginStreamQueue::enqueue_gate(Stream stream, const uint64_t* word, uint64_t value) {
+  return status_of(api_->enqueue_gate(queue_, stream.handle, word, value), "a gate on a stream");
+}
+
+void PluginStreamQueue::open_gate(uint64_t* word, uint64_t value) { api_->open_gate(queue_, word, value); }
+
+Status PluginStreamQueue::status_of(int32_t code, const char* call) const {
+  if (code == dcSuccess) return Status::success();
+  const char* why = api_->last_error(queue_);
+  return Status::failure(static_cast<dcResult_t>(code), "DeepComm: " + std::string(call) +
+                                                            " failed in the device plugin " + library_ + ": " +
+                                                            (why ? why : "no message"));
+}
+
+}  // namespace dc::device

@@ -1,0 +1,177 @@
+#include "src/nccl/device_runtime.h"
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include "base/config_table.h"
+#include "base/log.h"
+#include "device/plugin_stream_queue.h"
+#include "src/core/issue.h"
+#include "src/nccl/device_pointer.h"
+#include "src/nccl/settings.h"
+
+namespace dc::nccl {
+
+namespace {
+
+// How long a host-memory call, or ncclCommDestroy, waits for the communicator's earlier device
+// calls to run: their streams may first have to finish the user's own work.
+constexpr std::chrono::seconds kDeviceCallsWait{300};
+
+// The process's device plugin and its stream queue, loaded at first need; never destroyed, since
+// bridges' threads and the plugin's may outlive static destruction.
+class DeviceRuntime {
+ public:
+  static DeviceRuntime& instance() {
+    static DeviceRuntime* runtime = new DeviceRuntime;
+    return *runtime;
+  }
+
+  device::PluginStreamQueue* streams() { return streams_.get(); }
+
+  bool is_device_memory(const void* pointer) {
+    if (streams_) return streams_->is_device_memory(pointer);
+    if (!cuda_device_memory(pointer)) return false;
+    fail(dcInvalidUsage, "DeepComm: device memory needs the device plugin: " + why_not_);
+  }
+
+ private:
+  DeviceRuntime() {
+    const std::optional<std::string> named = config::text(settings::kDevicePlugin);
+    if (!named && !cuda_devices_present()) {
+      why_not_ = "no CUDA device was found and DEEPCOMM_DEVICE_PLUGIN is not set";
+      return;
+    }
+    try {
+      const device::DevicePlugin plugin = device::load_device_plugin(named.value_or(device::kCudaPluginLibrary));
+      streams_ = std::make_unique<device::PluginStreamQueue>(plugin);
+    } catch (const Error& e) {
+      why_not_ = e.what();
+      DC_WARN("%s", why_not_.c_str());
+    }
+  }
+
+  std::unique_ptr<device::PluginStreamQueue> streams_;
+  std::string why_not_;  // when streams_ is null
+};
+
+// The communicators' bridges, made on their first device call.
+class Bridges {
+ public:
+  static Bridges& instance() {
+    static Bridges* bridges = new Bridges;
+    return *bridges;
+  }
+
+  StreamBridge& of(ncclComm_t comm) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::unique_ptr<StreamBridge>& bridge = bridges_[comm];
+    if (!bridge) {
+      device::PluginStreamQueue* streams = DeviceRuntime::instance().streams();
+      if (!streams) fail(dcInvalidUsage, "DeepComm: device memory needs the device plugin");
+      try {
+        bridge = std::make_unique<StreamBridge>(reinterpret_cast<dcComm_t>(comm), *streams);
+        count_.fetch_add(1, std::memory_order_release);
+      } catch (...) {
+        bridges_.erase(comm);
+        throw;
+      }
+    }
+    return *bridge;
+  }
+
+  StreamBridge* find(ncclComm_t comm) {
+    if (count_.load(std::memory_order_acquire) == 0) return nullptr;  // host-only programs: no lock
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = bridges_.find(comm);
+    return it == bridges_.end() ? nullptr : it->second.get();
+  }
+
+  std::unique_ptr<StreamBridge> take(ncclComm_t comm) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = bridges_.find(comm);
+    if (it == bridges_.end()) return nullptr;
+    std::unique_ptr<StreamBridge> bridge = std::move(it->second);
+    bridges_.erase(it);
+    count_.fetch_sub(1, std::memory_order_release);
+    return bridge;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::unordered_map<ncclComm_t, std::unique_ptr<StreamBridge>> bridges_;
+  std::atomic<int> count_{0};  // bridges_.size(), read without the lock
+};
+
+}  // namespace
+
+bool on_device(std::initializer_list<const void*> buffers) {
+  DeviceRuntime& runtime = DeviceRuntime::instance();
+  int device = 0, host = 0;
+  for (const void* buffer : buffers)
+    if (buffer != nullptr) ++(runtime.is_device_memory(buffer) ? device : host);
+  if (device == 0) return false;
+  if (host > 0)
+    fail(dcInvalidUsage,
+         "DeepComm: the call mixes host and device buffers; pass all of them in device memory or all "
+         "in host memory");
+  if (group_open())
+    fail(dcInvalidUsage,
+         "DeepComm: device buffers inside ncclGroupStart/ncclGroupEnd are not served yet; call the "
+         "operation outside the group");
+  return true;
+}
+
+void require_host_memory(const void* pointer, const char* what) {
+  if (DeviceRuntime::instance().is_device_memory(pointer))
+    fail(dcInvalidUsage, std::string("DeepComm: ") + what + " in device memory is not supported yet; pass host memory");
+}
+
+StreamBridge& bridge_of(ncclComm_t comm) { return Bridges::instance().of(comm); }
+
+void wait_for_device_calls(ncclComm_t comm) {
+  StreamBridge* bridge = Bridges::instance().find(comm);
+  if (bridge && !bridge->wait_until_run(kDeviceCallsWait))
+    fail(dcSystemError, "DeepComm: a host-memory call waited " + std::to_string(kDeviceCallsWait.count()) +
+                            " s for the communicator's earlier device calls: their streams have not reached them");
+}
+
+Status device_calls_error(ncclComm_t comm) {
+  StreamBridge* bridge = Bridges::instance().find(comm);
+  return bridge ? bridge->async_error() : Status::success();
+}
+
+void fail_bridge(ncclComm_t comm, const char* why) {
+  if (StreamBridge* bridge = Bridges::instance().find(comm))
+    bridge->fail(Status::failure(dcInvalidUsage, std::string("DeepComm: ") + why));
+}
+
+void end_bridge(ncclComm_t comm) {
+  std::unique_ptr<StreamBridge> bridge = Bridges::instance().take(comm);
+  if (bridge && !bridge->wait_until_run(kDeviceCallsWait))
+    DC_WARN("ncclCommDestroy: device calls of the communicator never reached their streams; their gates open now");
+}
+
+bool alloc_device_memory(void** pointer, size_t bytes) {
+  device::PluginStreamQueue* streams = DeviceRuntime::instance().streams();
+  if (!streams) return false;
+  Status status;
+  *pointer = streams->alloc_device(bytes, &status);
+  if (!*pointer) fail(status.code, status.message);
+  return true;
+}
+
+bool free_device_memory(void* pointer) {
+  device::PluginStreamQueue* streams = DeviceRuntime::instance().streams();
+  if (!streams || !streams->is_device_memory(pointer)) return false;
+  const Status status = streams->free_device(pointer);
+  if (!status.ok()) fail(status.code, status.message);
+  return true;
+}
+
+}  // namespace dc::nccl

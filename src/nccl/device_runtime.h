@@ -1,0 +1,43 @@
+// Device memory on the NCCL ABI: which buffers are device memory, the stream queue and the
+// communicators' stream bridges that serve them (src/core/stream_bridge.h), and ncclMemAlloc's
+// device allocations. The device plugin (device/plugin_abi.h) is loaded when first needed: the one
+// DEEPCOMM_DEVICE_PLUGIN names, else libdeepcomm-cuda.so once the program's CUDA runtime sees a
+// device. Without either, every buffer is host memory and no plugin is loaded.
+#pragma once
+
+#include <initializer_list>
+
+#include "base/error.h"
+#include "deepcomm/nccl.h"
+#include "device/stream_queue.h"
+#include "src/core/stream_bridge.h"
+
+namespace dc::nccl {
+
+// Whether a call's buffers (NULLs ignored) are device memory, all of them. Throws
+// dc::Error(dcInvalidUsage) when host and device buffers are mixed, when device memory is used
+// inside a group (not served yet), or when device memory is seen but no plugin serves it (the
+// message says why).
+bool on_device(std::initializer_list<const void*> buffers);
+// Throws dc::Error(dcInvalidUsage) when pointer is device memory (a scalar argument).
+void require_host_memory(const void* pointer, const char* what);
+
+// A cudaStream_t as the device queue's handle.
+inline device::Stream stream_of(cudaStream_t stream) { return {reinterpret_cast<uint64_t>(stream)}; }
+
+// The communicator's bridge, made on its first device call.
+StreamBridge& bridge_of(ncclComm_t comm);
+// Before a host-memory call: waits until the communicator's device calls made before it ran.
+void wait_for_device_calls(ncclComm_t comm);
+// The first failure of the communicator's device calls (ok while none).
+Status device_calls_error(ncclComm_t comm);
+// ncclCommDestroy (abort false) runs what the communicator's bridge holds first; ncclCommAbort
+// fails it. Then the bridge ends; the caller ends the communicator after end_bridge.
+void fail_bridge(ncclComm_t comm, const char* why);
+void end_bridge(ncclComm_t comm);
+
+// ncclMemAlloc / ncclMemFree: device memory where a plugin serves it; false when none does.
+bool alloc_device_memory(void** pointer, size_t bytes);
+bool free_device_memory(void* pointer);
+
+}  // namespace dc::nccl

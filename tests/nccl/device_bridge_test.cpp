@@ -1,0 +1,250 @@
+// Device buffers through the NCCL ABI, served by the stream bridge, on the test device plugin
+// (tests/device/test_plugin.cpp: the CPU stream queue behind the plugin ABI, named by
+// DEEPCOMM_DEVICE_PLUGIN). Ranks are processes over shared memory. What a CUDA program sees:
+// ncclMemAlloc gives device memory; a call returns before its stream ran it; completion is
+// observed by querying the stream together with ncclCommGetAsyncError, as nccl-tests does; every
+// collective and send/receive gives the bytes of the same call on host memory; a killed peer
+// releases the stream and shows as an asynchronous error; mixed buffers and device buffers inside a
+// group are refused with ncclInvalidUsage.
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "deepcomm/nccl.h"
+#include "tests/support/forked_processes.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The test plugin's stand-ins for cudaStreamQuery and a long kernel, from the copy libnccl.so.2
+// loads (dlopen gives both the same one).
+struct Emulated {
+  int (*idle)(uint64_t stream) = nullptr;
+  void (*busy)(uint64_t stream, int milliseconds) = nullptr;
+
+  bool load() {
+    void* plugin = dlopen(TEST_STREAM_PLUGIN, RTLD_NOW | RTLD_LOCAL);
+    if (!plugin) return false;
+    idle = reinterpret_cast<int (*)(uint64_t)>(dlsym(plugin, "testPluginIdle"));
+    busy = reinterpret_cast<void (*)(uint64_t, int)>(dlsym(plugin, "testPluginBusy"));
+    return idle && busy;
+  }
+};
+
+int complain(int rank, const std::string& what) {
+  std::fprintf(stderr, "rank %d: %s\n", rank, what.c_str());
+  return 1;
+}
+
+// nccl-tests' wait: query the stream, and the communicator's asynchronous error, until one says so.
+ncclResult_t wait_for_stream(const Emulated& device, cudaStream_t stream, ncclComm_t comm, int timeout_ms) {
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (Clock::now() < deadline) {
+    ncclResult_t async = ncclSuccess;
+    if (ncclCommGetAsyncError(comm, &async) != ncclSuccess) return ncclInternalError;
+    if (async != ncclSuccess) return async;
+    if (device.idle(reinterpret_cast<uint64_t>(stream))) return ncclSuccess;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return ncclSystemError;  // still running: the test reports it
+}
+
+std::string run_ranks(int nranks, const std::function<int(int rank, int n, ncclComm_t comm)>& body,
+                      const std::vector<int>& killed = {}) {
+  ncclUniqueId id;
+  if (ncclGetUniqueId(&id) != ncclSuccess) return ncclGetLastError(nullptr);
+  dctest::ForkedProcesses ranks;
+  for (int rank = 0; rank < nranks; ++rank) {
+    const bool dies = std::find(killed.begin(), killed.end(), rank) != killed.end();
+    ranks.start(
+        "rank " + std::to_string(rank), {{"DEEPCOMM_DEVICE_PLUGIN", TEST_STREAM_PLUGIN}},
+        [&, rank] {
+          ncclComm_t comm;
+          if (ncclCommInitRank(&comm, nranks, id, rank) != ncclSuccess)
+            return complain(rank, ncclGetLastError(nullptr));
+          const int failed = body(rank, nranks, comm);
+          if (killed.empty()) ncclCommDestroy(comm);
+          return failed;
+        },
+        dies);
+  }
+  return ranks.finish(120);
+}
+
+// One call on device memory and on host memory.
+struct Call {
+  std::string name;
+  size_t in_bytes, out_bytes;
+  bool defined;  // this rank's output is defined (rooted calls: the root's)
+  std::function<ncclResult_t(const void* in, void* out, cudaStream_t stream)> run;
+};
+
+std::vector<Call> calls_of(int rank, int n, ncclComm_t comm) {
+  const size_t count = 4099;  // odd, and more than the flat board's small messages
+  const size_t bytes = count * sizeof(float);
+  const int root = 1;
+  std::vector<Call> calls = {
+      {"all-reduce", bytes, bytes, true,
+       [=](const void* in, void* out, cudaStream_t s) {
+         return ncclAllReduce(in, out, count, ncclFloat, ncclSum, comm, s);
+       }},
+      {"broadcast", bytes, bytes, true,
+       [=](const void* in, void* out, cudaStream_t s) {
+         return ncclBroadcast(in, out, count, ncclFloat, root, comm, s);
+       }},
+      {"reduce", bytes, bytes, rank == root,
+       [=](const void* in, void* out, cudaStream_t s) {
+         return ncclReduce(in, out, count, ncclFloat, ncclMax, root, comm, s);
+       }},
+      {"all-gather", bytes, n * bytes, true,
+       [=](const void* in, void* out, cudaStream_t s) { return ncclAllGather(in, out, count, ncclFloat, comm, s); }},
+      {"reduce-scatter", n * bytes, bytes, true,
+       [=](const void* in, void* out, cudaStream_t s) {
+         return ncclReduceScatter(in, out, count, ncclFloat, ncclProd, comm, s);
+       }},
+      {"all-to-all", n * bytes, n * bytes, true,
+       [=](const void* in, void* out, cudaStream_t s) { return ncclAlltoAll(in, out, count, ncclFloat, comm, s); }},
+      {"gather", bytes, n * bytes, rank == root,
+       [=](const void* in, void* out, cudaStream_t s) { return ncclGather(in, out, count, ncclFloat, root, comm, s); }},
+      {"scatter", n * bytes, bytes, true,
+       [=](const void* in, void* out, cudaStream_t s) {
+         return ncclScatter(in, out, count, ncclFloat, root, comm, s);
+       }},
+  };
+  // Blocking sends and receives around a ring: even ranks send first, odd ranks receive first.
+  const int next = (rank + 1) % n, previous = (rank + n - 1) % n;
+  Call send{"send", bytes, 0, false,
+            [=](const void* in, void*, cudaStream_t s) { return ncclSend(in, count, ncclFloat, next, comm, s); }};
+  Call recv{"receive", 0, bytes, true,
+            [=](const void*, void* out, cudaStream_t s) { return ncclRecv(out, count, ncclFloat, previous, comm, s); }};
+  calls.push_back(rank % 2 == 0 ? send : recv);
+  calls.push_back(rank % 2 == 0 ? recv : send);
+  return calls;
+}
+
+TEST(NcclDeviceBridge, DeviceCallsFollowTheirStreamAndGiveTheBytesOfHostMemory) {
+  EXPECT_EQ(run_ranks(4,
+                      [](int rank, int n, ncclComm_t comm) {
+                        Emulated device;
+                        if (!device.load()) return complain(rank, std::string("test plugin: ") + dlerror());
+                        const auto stream = reinterpret_cast<cudaStream_t>(uintptr_t{0x51});
+                        const std::vector<Call> calls = calls_of(rank, n, comm);
+                        std::vector<void*> in(calls.size()), out(calls.size());
+                        std::vector<std::vector<float>> inputs;
+                        for (size_t c = 0; c < calls.size(); ++c) {
+                          if (ncclMemAlloc(&in[c], calls[c].in_bytes) != ncclSuccess ||
+                              ncclMemAlloc(&out[c], calls[c].out_bytes) != ncclSuccess)
+                            return complain(rank, std::string("ncclMemAlloc: ") + ncclGetLastError(comm));
+                          inputs.emplace_back(calls[c].in_bytes / sizeof(float));
+                          for (size_t i = 0; i < inputs[c].size(); ++i)
+                            inputs[c][i] =
+                                0.5f * static_cast<float>(rank + 1) + 1e-3f * static_cast<float>((i * 7 + c) % 997);
+                          std::memcpy(in[c], inputs[c].data(), calls[c].in_bytes);  // cudaMemcpy, in the emulation
+                          std::memset(out[c], 0xff, calls[c].out_bytes);
+                        }
+                        // The stream is busy with earlier work: every call must return before it ran.
+                        device.busy(reinterpret_cast<uint64_t>(stream), 200);
+                        const auto start = Clock::now();
+                        for (size_t c = 0; c < calls.size(); ++c)
+                          if (calls[c].run(in[c], out[c], stream) != ncclSuccess)
+                            return complain(rank, calls[c].name + ": " + ncclGetLastError(comm));
+                        const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+                        if (ms > 150)
+                          return complain(rank, "the calls waited for their work: " + std::to_string(ms) + " ms");
+                        for (size_t c = 0; c < calls.size(); ++c)
+                          for (size_t b = 0; b < calls[c].out_bytes; ++b)
+                            if (static_cast<uint8_t*>(out[c])[b] != 0xff)
+                              return complain(rank, calls[c].name + " wrote its output before its stream got there");
+                        if (const ncclResult_t r = wait_for_stream(device, stream, comm, 30000); r != ncclSuccess)
+                          return complain(
+                              rank, std::string("the stream: ") + ncclGetErrorString(r) + " " + ncclGetLastError(comm));
+                        int failures = 0;
+                        for (size_t c = 0; c < calls.size(); ++c) {
+                          std::vector<uint8_t> host_out(calls[c].out_bytes, 0xff);
+                          // Host memory: the stream argument is ignored, the call is complete on return.
+                          if (calls[c].run(inputs[c].data(), host_out.data(), nullptr) != ncclSuccess)
+                            return complain(rank, calls[c].name + " on host memory: " + ncclGetLastError(comm));
+                          if (calls[c].defined && std::memcmp(host_out.data(), out[c], calls[c].out_bytes) != 0)
+                            failures +=
+                                complain(rank, calls[c].name + ": device memory got other bytes than host memory");
+                        }
+                        for (size_t c = 0; c < calls.size(); ++c)
+                          if (ncclMemFree(in[c]) != ncclSuccess || ncclMemFree(out[c]) != ncclSuccess)
+                            failures += complain(rank, std::string("ncclMemFree: ") + ncclGetLastError(comm));
+                        return failures;
+                      }),
+            "");
+}
+
+TEST(NcclDeviceBridge, MixedBuffersAndDeviceBuffersInAGroupAreRefused) {
+  EXPECT_EQ(
+      run_ranks(2,
+                [](int rank, int, ncclComm_t comm) {
+                  void* device_buffer = nullptr;
+                  if (ncclMemAlloc(&device_buffer, 64) != ncclSuccess) return complain(rank, ncclGetLastError(comm));
+                  std::vector<float> host(16, 1.0f);
+                  int failures = 0;
+                  auto expect_refused = [&](ncclResult_t r, const char* words, const char* what) {
+                    const std::string message = ncclGetLastError(comm);
+                    if (r != ncclInvalidUsage || message.find(words) == std::string::npos)
+                      failures +=
+                          complain(rank, std::string(what) + ": " + ncclGetErrorString(r) + " '" + message + "'");
+                  };
+                  expect_refused(ncclAllReduce(device_buffer, host.data(), 16, ncclFloat, ncclSum, comm, nullptr),
+                                 "mixes host and device", "device input, host output");
+                  if (ncclGroupStart() != ncclSuccess) return complain(rank, "group start");
+                  expect_refused(ncclAllReduce(device_buffer, device_buffer, 16, ncclFloat, ncclSum, comm, nullptr),
+                                 "inside ncclGroupStart", "device buffers in a group");
+                  if (ncclGroupEnd() != ncclSuccess) failures += complain(rank, "group end");
+                  // The communicator still works on host memory.
+                  if (ncclAllReduce(host.data(), host.data(), 16, ncclFloat, ncclSum, comm, nullptr) != ncclSuccess ||
+                      host[0] != 2.0f)
+                    failures += complain(rank, "host all-reduce after the refusals");
+                  ncclMemFree(device_buffer);
+                  return failures;
+                }),
+      "");
+}
+
+TEST(NcclDeviceBridge, AKilledPeerReleasesTheStreamWithAnAsyncError) {
+  const int victim = 2;
+  EXPECT_EQ(run_ranks(3,
+                      [](int rank, int, ncclComm_t comm) {
+                        if (rank == victim) raise(SIGKILL);
+                        Emulated device;
+                        if (!device.load()) return complain(rank, std::string("test plugin: ") + dlerror());
+                        const size_t count = 1 << 16;
+                        void *in = nullptr, *out = nullptr;
+                        if (ncclMemAlloc(&in, count * 4) != ncclSuccess || ncclMemAlloc(&out, count * 4) != ncclSuccess)
+                          return complain(rank, ncclGetLastError(comm));
+                        const auto stream = reinterpret_cast<cudaStream_t>(uintptr_t{0x77});
+                        const auto start = Clock::now();
+                        if (ncclAllReduce(in, out, count, ncclFloat, ncclSum, comm, stream) != ncclSuccess)
+                          return complain(rank, ncclGetLastError(comm));
+                        const ncclResult_t r = wait_for_stream(device, stream, comm, 10000);
+                        const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+                        if (r == ncclSuccess || (r == ncclSystemError && ms >= 10000))
+                          return complain(rank, "no asynchronous error after " + std::to_string(ms) + " ms");
+                        if (ms > 2000)
+                          return complain(rank, "the error showed only after " + std::to_string(ms) + " ms");
+                        if (!device.idle(reinterpret_cast<uint64_t>(stream)) &&
+                            wait_for_stream(device, stream, comm, 5000) == ncclSystemError)
+                          return complain(rank, "the stream stayed blocked");
+                        return ncclCommAbort(comm) == ncclSuccess ? 0 : complain(rank, "abort");
+                      },
+                      {victim}),
+            "");
+}
+
+}  // namespace
