@@ -70,7 +70,7 @@ endfunction()
 
 # deepcomm_cuda_room(<name> DIR plugins/cuda [DEPENDS <room>...]): the CUDA room, the one room
 # given CUDA's include directories. Its target, OBJECT library dc_<name>, exists where CMake finds
-# the CUDA toolkit; the include check covers the folder either way. DEPENDS names the rooms whose
+# the CUDA toolkit and nvcc; the include check covers the folder either way. DEPENDS names the rooms whose
 # headers it may include; their archives are not linked: the plugin uses only their header-only
 # code (the plugin ABI, the element code, base/error.h), so it carries no second copy of the
 # library into the processes that load it.
@@ -82,8 +82,8 @@ function(deepcomm_cuda_room name)
   endif()
   deepcomm_layer(${name} ${R_DIR} ${R_DEPENDS})
   find_package(CUDAToolkit QUIET)
-  if(NOT CUDAToolkit_FOUND)
-    message(STATUS "DeepComm: no CUDA toolkit found, so ${R_DIR} is not built")
+  if(NOT CUDAToolkit_FOUND OR NOT CMAKE_CUDA_COMPILER)
+    message(STATUS "DeepComm: no CUDA toolkit with nvcc found, so ${R_DIR} is not built")
     return()
   endif()
   set_property(GLOBAL PROPERTY DEEPCOMM_CUDA_INCLUDE_DIRS ${CUDAToolkit_INCLUDE_DIRS})

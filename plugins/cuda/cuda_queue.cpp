@@ -62,15 +62,18 @@ CudaQueue::~CudaQueue() {
 void CudaQueue::post(const dcDeviceStep_t& step, uint64_t stream_handle, uint64_t tag) {
   DeviceGuard guard(device_);
   cudaStream_t stream = stream_handle ? reinterpret_cast<cudaStream_t>(stream_handle) : own_stream_;
-  if (step.kind == dcDeviceStepCopy) copy(step, stream);
-  else launch_element_kernel(step, stream, max_blocks_);
+  // The event first, so that failing to get one never refuses a step whose work is enqueued.
   const cudaEvent_t done = take_event();
-  const cudaError_t recorded = cudaEventRecord(done, stream);
-  std::lock_guard lock(mutex_);
-  if (recorded != cudaSuccess) {
+  try {
+    if (step.kind == dcDeviceStepCopy) copy(step, stream);
+    else launch_element_kernel(step, stream, max_blocks_);
+    DC_CUDA_CHECK(cudaEventRecord(done, stream));
+  } catch (...) {
+    std::lock_guard lock(mutex_);
     free_events_.push_back(done);
-    fail_cuda(recorded, "cudaEventRecord(done, stream)", __FILE__, __LINE__);
+    throw;
   }
+  std::lock_guard lock(mutex_);
   pending_.push_back(Pending{tag, done});
 }
 
