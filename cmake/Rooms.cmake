@@ -70,7 +70,10 @@ endfunction()
 
 # deepcomm_cuda_room(<name> DIR plugins/cuda [DEPENDS <room>...]): the CUDA room, the one room
 # given CUDA's include directories. Its target, OBJECT library dc_<name>, exists where CMake finds
-# the CUDA toolkit; the include check covers the folder either way.
+# the CUDA toolkit and nvcc; the include check covers the folder either way. DEPENDS names the rooms whose
+# headers it may include; their archives are not linked: the plugin uses only their header-only
+# code (the plugin ABI, the element code, base/error.h), so it carries no second copy of the
+# library into the processes that load it.
 function(deepcomm_cuda_room name)
   cmake_parse_arguments(R "" "DIR" "DEPENDS" ${ARGN})
   if(NOT R_DIR STREQUAL DEEPCOMM_CUDA_ROOM_DIR)
@@ -79,18 +82,15 @@ function(deepcomm_cuda_room name)
   endif()
   deepcomm_layer(${name} ${R_DIR} ${R_DEPENDS})
   find_package(CUDAToolkit QUIET)
-  if(NOT CUDAToolkit_FOUND)
-    message(STATUS "DeepComm: no CUDA toolkit found, so ${R_DIR} is not built")
+  if(NOT CUDAToolkit_FOUND OR NOT CMAKE_CUDA_COMPILER)
+    message(STATUS "DeepComm: no CUDA toolkit with nvcc found, so ${R_DIR} is not built")
     return()
   endif()
   set_property(GLOBAL PROPERTY DEEPCOMM_CUDA_INCLUDE_DIRS ${CUDAToolkit_INCLUDE_DIRS})
   add_library(dc_${name} OBJECT)
   target_include_directories(dc_${name} PRIVATE
     ${PROJECT_SOURCE_DIR} ${PROJECT_SOURCE_DIR}/include ${CUDAToolkit_INCLUDE_DIRS})
-  target_compile_options(dc_${name} PRIVATE -Wall -Wextra)
-  foreach(dep ${R_DEPENDS})
-    target_link_libraries(dc_${name} PRIVATE dc_${dep})
-  endforeach()
+  target_compile_options(dc_${name} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra>)
   add_dependencies(dc_${name} deepcomm_layering)
 endfunction()
 

@@ -1,6 +1,7 @@
 // The element operations of the reductions, written once for the CPU loops (reduce_loops.inc)
-// and the CUDA kernels: every function is DC_HOST_DEVICE, and nvcc compiles this header for
-// sm_80 and sm_90 (element_ops_device_check.cu) so that it stays device-clean.
+// and the CUDA kernels (element_kernels.h): every function is DC_HOST_DEVICE, and nvcc compiles
+// this header for sm_80 and sm_90 in the CUDA plugin (plugins/cuda/element_launch.cu), with its
+// warnings as errors, so it stays device-clean.
 //
 // Per datatype: a format says how an element is stored (Bits) and computed (Compute), with
 // widen1/narrow1 between the two: the identity for the types computed in directly, float32 for
