@@ -11,8 +11,27 @@ bool has_streams(const dcDevicePlugin_t& api) {
          api.enqueue_copy && api.enqueue_doorbell && api.enqueue_gate && api.open_gate && api.last_error;
 }
 
+namespace {
+
+// A bare file name is looked for first beside the library this code is in (libnccl.so.2 or
+// libdeepcomm.so, where the plugin is installed), then on the loader's search path.
+void* open_library(const std::string& library) {
+  if (library.find('/') == std::string::npos) {
+    Dl_info self{};
+    if (dladdr(reinterpret_cast<void*>(&open_library), &self) != 0 && self.dli_fname != nullptr) {
+      const std::string path = self.dli_fname;
+      const size_t slash = path.rfind('/');
+      if (slash != std::string::npos)
+        if (void* beside = dlopen((path.substr(0, slash + 1) + library).c_str(), RTLD_NOW | RTLD_LOCAL)) return beside;
+    }
+  }
+  return dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+}
+
+}  // namespace
+
 DevicePlugin load_device_plugin(const std::string& library) {
-  void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  void* handle = open_library(library);
   if (!handle) {
     const char* why = dlerror();
     fail(dcSystemError, "DeepComm: device memory needs the device plugin " + library + ", which cannot be loaded (" +

@@ -19,7 +19,8 @@ struct DevicePlugin {
   std::string library;
 };
 
-// Loads `library` (a file name for the loader's search path, or a path) and checks its table.
+// Loads `library` (a path, or a file name looked for beside the library this code is in, then on
+// the loader's search path) and checks its table.
 // Throws dc::Error(dcSystemError) when it cannot be loaded or has no entry point, and
 // dc::Error(dcInvalidUsage) when its ABI version or table size does not match; the message names
 // the library and the reason. Any thread; each call opens the library (dlopen counts references).

@@ -1,4 +1,4 @@
-// A device queue on one CUDA device (device/plugin_abi.h, version 1): element steps run on the
+// A device queue on one CUDA device (device/plugin_abi.h, the element steps): element steps run on the
 // caller's stream (a cudaStream_t carried as the 64-bit handle) or, for handle 0, on the queue's
 // own non-blocking stream. Copies are cudaMemcpyAsync, the other steps kernels
 // (element_launch.h). Every accepted step records an event after its work; poll() collects the

@@ -75,7 +75,9 @@ class StreamBridge {
     bool ran = false;
   };
   static constexpr uint64_t kRing = 1024;  // operations in flight at most: doorbell words per kind
-  static constexpr uint64_t kAllGates = UINT64_MAX;
+  // Opens every gate: far above any operation number, yet a positive distance from each (a GPU
+  // gate compares (int64_t)(word - value) >= 0).
+  static constexpr uint64_t kAllGates = uint64_t{1} << 62;
   static constexpr size_t kBadSize = SIZE_MAX;
 
   // count elements of type, times blocks; kBadSize for an unknown type or an overflow.

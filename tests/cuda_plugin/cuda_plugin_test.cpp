@@ -38,7 +38,8 @@ TEST(CudaPlugin, TheLoaderAcceptsIt) {
   const DevicePlugin plugin = load_device_plugin(CUDA_PLUGIN_LIBRARY);
   ASSERT_NE(plugin.api, nullptr);
   EXPECT_EQ(plugin.api->abi_version, uint32_t(DEEPCOMM_DEVICE_PLUGIN_ABI_VERSION));
-  EXPECT_EQ(plugin.api->struct_size, sizeof(dcDevicePlugin_v1_t));
+  EXPECT_EQ(plugin.api->struct_size, sizeof(dcDevicePlugin_t));
+  EXPECT_TRUE(has_streams(*plugin.api));  // the stream bridge's functions, all of them
   EXPECT_STREQ(plugin.api->name, "cuda");
   EXPECT_EQ(plugin.api->flags & DEEPCOMM_DEVICE_PLUGIN_ENDS_ELEMENT_STEPS_AT_POST, 0u);  // steps end on the device
 }
