@@ -4,6 +4,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -22,6 +23,8 @@ using Clock = std::chrono::steady_clock;
 // How long a destroyed bridge waits for its streams to leave the slots, after opening every gate.
 constexpr std::chrono::seconds kRetireGrace{5};
 constexpr size_t kSlotAlignment = 64;
+
+size_t aligned(size_t bytes) { return (bytes + kSlotAlignment - 1) / kSlotAlignment * kSlotAlignment; }
 
 uint64_t load(const uint64_t& word) {
   return std::atomic_ref<uint64_t>(const_cast<uint64_t&>(word)).load(std::memory_order_acquire);
@@ -48,14 +51,12 @@ StreamBridge::StreamBridge(dcComm_t comm, device::StreamQueue& streams) : comm_(
     dc::fail(dcInvalidArgument, std::string("DeepComm: stream bridge: ") + dcGetLastError());
   wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (wake_fd_ < 0) dc::fail(dcSystemError, std::string("DeepComm: stream bridge: eventfd: ") + std::strerror(errno));
-  const size_t word_bytes = (2 * kRing + 1) * sizeof(uint64_t);
-  words_ = static_cast<uint64_t*>(streams_.alloc_pinned(word_bytes));
-  if (words_ == nullptr) {
+  gate_word_ = static_cast<uint64_t*>(streams_.alloc_pinned(sizeof(uint64_t)));
+  if (gate_word_ == nullptr) {
     close(wake_fd_);
-    dc::fail(dcSystemError, "DeepComm: stream bridge: cannot allocate its pinned doorbell and gate words");
+    dc::fail(dcSystemError, "DeepComm: stream bridge: cannot allocate its pinned gate word");
   }
-  std::memset(words_, 0, word_bytes);
-  gate_word_ = words_ + 2 * kRing;
+  *gate_word_ = 0;
   issuer_ = std::thread(&StreamBridge::issue_loop, this);
 }
 
@@ -66,8 +67,8 @@ StreamBridge::~StreamBridge() {
   }
   wake(wake_fd_);
   issuer_.join();
-  // Streams that never retired their operations may still write the words and the descriptor:
-  // they stay, rather than be reused under them.
+  // Streams that never retired their operations may still read the gate word and write the
+  // descriptor: they stay, rather than be reused under them.
   if (!ops_.empty()) {
     DC_WARN(
         "stream bridge destroyed while %zu device operations had not left their streams: their pinned memory "
@@ -75,7 +76,7 @@ StreamBridge::~StreamBridge() {
         ops_.size());
     return;
   }
-  streams_.free_pinned(words_);
+  streams_.free_pinned(gate_word_);
   close(wake_fd_);
 }
 
@@ -83,9 +84,8 @@ dcResult_t StreamBridge::all_reduce(const void* send, void* recv, size_t count, 
                                     device::Stream stream) {
   const size_t bytes = bytes_of(count, 1, type);
   if (bytes == kBadSize) return refuse(dcInvalidArgument, "DeepComm: device all-reduce: bad count or datatype");
-  return enqueue(stream, send, bytes, recv, bytes, [=, this](const void* in, void* out) {
-    return dcAllReduce(in, out, count, type, op, comm_, nullptr);
-  });
+  return add(stream, send, bytes, recv, bytes,
+             [=, this](const void* in, void* out) { return dcAllReduce(in, out, count, type, op, comm_, nullptr); });
 }
 
 dcResult_t StreamBridge::broadcast(const void* send, void* recv, size_t count, dcDataType_t type, int root,
@@ -94,7 +94,7 @@ dcResult_t StreamBridge::broadcast(const void* send, void* recv, size_t count, d
   if (bytes == kBadSize || root < 0 || root >= nranks_)
     return refuse(dcInvalidArgument, "DeepComm: device broadcast: bad count, datatype or root");
   const bool sends = rank_ == root;
-  return enqueue(stream, send, sends ? bytes : 0, recv, bytes, [=, this](const void* in, void* out) {
+  return add(stream, send, sends ? bytes : 0, recv, bytes, [=, this](const void* in, void* out) {
     return dcBroadcast(sends ? in : out, out, count, type, root, comm_, nullptr);
   });
 }
@@ -105,7 +105,7 @@ dcResult_t StreamBridge::reduce(const void* send, void* recv, size_t count, dcDa
   if (bytes == kBadSize || root < 0 || root >= nranks_)
     return refuse(dcInvalidArgument, "DeepComm: device reduce: bad count, datatype or root");
   // Every rank gets an output slot (the engine may use it); only the root's is copied out.
-  return enqueue(
+  return add(
       stream, send, bytes, recv, bytes,
       [=, this](const void* in, void* out) { return dcReduce(in, out, count, type, op, root, comm_, nullptr); },
       rank_ == root);
@@ -115,16 +115,15 @@ dcResult_t StreamBridge::all_gather(const void* send, void* recv, size_t send_co
                                     device::Stream stream) {
   const size_t in = bytes_of(send_count, 1, type), out = bytes_of(send_count, nranks_, type);
   if (out == kBadSize) return refuse(dcInvalidArgument, "DeepComm: device all-gather: bad count or datatype");
-  return enqueue(stream, send, in, recv, out, [=, this](const void* from, void* to) {
-    return dcAllGather(from, to, send_count, type, comm_, nullptr);
-  });
+  return add(stream, send, in, recv, out,
+             [=, this](const void* from, void* to) { return dcAllGather(from, to, send_count, type, comm_, nullptr); });
 }
 
 dcResult_t StreamBridge::reduce_scatter(const void* send, void* recv, size_t recv_count, dcDataType_t type,
                                         dcRedOp_t op, device::Stream stream) {
   const size_t in = bytes_of(recv_count, nranks_, type), out = bytes_of(recv_count, 1, type);
   if (in == kBadSize) return refuse(dcInvalidArgument, "DeepComm: device reduce-scatter: bad count or datatype");
-  return enqueue(stream, send, in, recv, out, [=, this](const void* from, void* to) {
+  return add(stream, send, in, recv, out, [=, this](const void* from, void* to) {
     return dcReduceScatter(from, to, recv_count, type, op, comm_, nullptr);
   });
 }
@@ -133,8 +132,8 @@ dcResult_t StreamBridge::all_to_all(const void* send, void* recv, size_t count, 
                                     device::Stream stream) {
   const size_t bytes = bytes_of(count, nranks_, type);
   if (bytes == kBadSize) return refuse(dcInvalidArgument, "DeepComm: device all-to-all: bad count or datatype");
-  return enqueue(stream, send, bytes, recv, bytes,
-                 [=, this](const void* from, void* to) { return dcAlltoAll(from, to, count, type, comm_, nullptr); });
+  return add(stream, send, bytes, recv, bytes,
+             [=, this](const void* from, void* to) { return dcAlltoAll(from, to, count, type, comm_, nullptr); });
 }
 
 dcResult_t StreamBridge::gather(const void* send, void* recv, size_t count, dcDataType_t type, int root,
@@ -142,7 +141,7 @@ dcResult_t StreamBridge::gather(const void* send, void* recv, size_t count, dcDa
   const size_t in = bytes_of(count, 1, type), out = bytes_of(count, nranks_, type);
   if (out == kBadSize || root < 0 || root >= nranks_)
     return refuse(dcInvalidArgument, "DeepComm: device gather: bad count, datatype or root");
-  return enqueue(
+  return add(
       stream, send, in, recv, out,
       [=, this](const void* from, void* to) { return dcGather(from, to, count, type, root, comm_, nullptr); },
       rank_ == root);
@@ -154,7 +153,7 @@ dcResult_t StreamBridge::scatter(const void* send, void* recv, size_t count, dcD
   if (in == kBadSize || root < 0 || root >= nranks_)
     return refuse(dcInvalidArgument, "DeepComm: device scatter: bad count, datatype or root");
   const bool sends = rank_ == root;
-  return enqueue(stream, send, sends ? in : 0, recv, out, [=, this](const void* from, void* to) {
+  return add(stream, send, sends ? in : 0, recv, out, [=, this](const void* from, void* to) {
     return dcScatter(sends ? from : nullptr, to, count, type, root, comm_, nullptr);
   });
 }
@@ -163,16 +162,16 @@ dcResult_t StreamBridge::send(const void* buffer, size_t count, dcDataType_t typ
   const size_t bytes = bytes_of(count, 1, type);
   if (bytes == kBadSize || peer < 0 || peer >= nranks_)
     return refuse(dcInvalidArgument, "DeepComm: device send: bad count, datatype or peer");
-  return enqueue(stream, buffer, bytes, nullptr, 0,
-                 [=, this](const void* in, void*) { return dcSend(in, count, type, peer, comm_, nullptr); });
+  return add(stream, buffer, bytes, nullptr, 0,
+             [=, this](const void* in, void*) { return dcSend(in, count, type, peer, comm_, nullptr); });
 }
 
 dcResult_t StreamBridge::recv(void* buffer, size_t count, dcDataType_t type, int peer, device::Stream stream) {
   const size_t bytes = bytes_of(count, 1, type);
   if (bytes == kBadSize || peer < 0 || peer >= nranks_)
     return refuse(dcInvalidArgument, "DeepComm: device receive: bad count, datatype or peer");
-  return enqueue(stream, nullptr, 0, buffer, bytes,
-                 [=, this](const void*, void* out) { return dcRecv(out, count, type, peer, comm_, nullptr); });
+  return add(stream, nullptr, 0, buffer, bytes,
+             [=, this](const void*, void* out) { return dcRecv(out, count, type, peer, comm_, nullptr); });
 }
 
 Status StreamBridge::async_error() const {
@@ -190,6 +189,20 @@ void StreamBridge::fail(Status status) {
   record_failure(std::move(status));
 }
 
+void StreamBridge::begin_group() { grouping_ = true; }
+
+dcResult_t StreamBridge::end_group() {
+  grouping_ = false;
+  std::vector<Part> parts = std::move(group_);
+  group_.clear();
+  return parts.empty() ? dcSuccess : enqueue(std::move(parts));
+}
+
+void StreamBridge::drop_group() {
+  grouping_ = false;
+  group_.clear();
+}
+
 size_t StreamBridge::bytes_of(size_t count, int blocks, dcDataType_t type) {
   const size_t size = datatype_size(type);
   if (size == 0 || count > kBadSize / size / static_cast<size_t>(blocks)) return kBadSize;
@@ -201,34 +214,71 @@ dcResult_t StreamBridge::refuse(dcResult_t code, const std::string& message) {
   return code;
 }
 
-dcResult_t StreamBridge::enqueue(device::Stream stream, const void* send, size_t in_bytes, void* recv, size_t out_bytes,
-                                 Run run, bool copies_out) {
+dcResult_t StreamBridge::add(device::Stream stream, const void* send, size_t in_bytes, void* recv, size_t out_bytes,
+                             Run run, bool copies_out) {
   if ((in_bytes > 0 && send == nullptr) || (copies_out && out_bytes > 0 && recv == nullptr))
     return refuse(dcInvalidArgument, "DeepComm: device operation: NULL buffer");
+  Part part{stream, send, in_bytes, recv, copies_out ? out_bytes : 0, out_bytes, std::move(run)};
+  if (grouping_) {
+    group_.push_back(std::move(part));
+    return dcSuccess;
+  }
+  std::vector<Part> parts;
+  parts.push_back(std::move(part));
+  return enqueue(std::move(parts));
+}
+
+dcResult_t StreamBridge::enqueue(std::vector<Part> parts) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (!error_.ok()) return refuse(error_.code, "DeepComm: an earlier device operation failed: " + error_.message);
-  if (ops_.size() >= kRing)
-    return refuse(dcInvalidUsage, "DeepComm: more than " + std::to_string(kRing) +
-                                      " device operations of this communicator are waiting for their streams");
-  const size_t out_at = (in_bytes + kSlotAlignment - 1) / kSlotAlignment * kSlotAlignment;
-  auto* slot = static_cast<uint8_t*>(streams_.alloc_pinned(out_at + out_bytes));
-  if (slot == nullptr)
-    return refuse(dcSystemError, "DeepComm: cannot allocate " + std::to_string(out_at + out_bytes) +
+  // The streams among the parts, in order of first use: each gets a doorbell and a retirement word.
+  std::vector<device::Stream> lanes;
+  for (const Part& p : parts)
+    if (std::none_of(lanes.begin(), lanes.end(), [&](device::Stream s) { return s.handle == p.stream.handle; }))
+      lanes.push_back(p.stream);
+  const size_t word_bytes = aligned(2 * lanes.size() * sizeof(uint64_t));
+  size_t bytes = word_bytes;
+  for (Part& p : parts) {
+    p.in_at = bytes;
+    bytes += aligned(p.in_bytes);
+    p.out_at = bytes;
+    bytes += aligned(p.slot_out_bytes);
+  }
+  auto* block = static_cast<uint8_t*>(streams_.alloc_pinned(bytes));
+  if (block == nullptr)
+    return refuse(dcSystemError, "DeepComm: cannot allocate " + std::to_string(bytes) +
                                      " bytes of pinned memory for a device operation");
-  const uint64_t number = called_ + 1;
-  Status status = in_bytes > 0 ? streams_.enqueue_copy(stream, slot, send, in_bytes) : Status::success();
-  if (status.ok()) status = streams_.enqueue_doorbell(stream, &rung_word(number), number, wake_fd_);
-  if (!status.ok()) {  // nothing of the operation reaches the stream's gate: it never was
-    streams_.free_pinned(slot);
+  std::memset(block, 0, word_bytes);
+  Op op{called_ + 1, block, lanes.size(), std::move(parts)};
+  uint64_t* doorbells = op.doorbells();
+  uint64_t* retirements = op.retirements();
+
+  // Input copies and doorbells, stream by stream. Until a doorbell is on a stream, the operation
+  // can still be withdrawn.
+  Status status;
+  size_t rung = 0;
+  for (; rung < lanes.size() && status.ok(); ++rung) {
+    for (const Part& p : op.parts)
+      if (status.ok() && p.stream.handle == lanes[rung].handle && p.in_bytes > 0)
+        status = streams_.enqueue_copy(p.stream, block + p.in_at, p.send, p.in_bytes);
+    if (status.ok()) status = streams_.enqueue_doorbell(lanes[rung], &doorbells[rung], op.number, wake_fd_);
+  }
+  if (!status.ok() && rung <= 1) {
+    streams_.free_pinned(block);
     return refuse(status.code, status.message);
   }
-  // From here the stream rings the doorbell: the operation is the bridge's, whatever follows.
-  called_ = number;
-  ops_.push_back(Op{number, slot, out_at, std::move(run)});
-  status = streams_.enqueue_gate(stream, gate_word_, number);
-  if (status.ok() && copies_out && out_bytes > 0)
-    status = streams_.enqueue_copy(stream, recv, slot + out_at, out_bytes);
-  if (status.ok()) status = streams_.enqueue_doorbell(stream, &retired_word(number), number, wake_fd_);
+  // From here streams ring its doorbells: the operation is the bridge's, whatever follows. Each
+  // stream waits for it, copies its outputs and retires.
+  called_ = op.number;
+  ops_.push_back(std::move(op));
+  const Op& queued = ops_.back();
+  for (size_t l = 0; l < lanes.size() && status.ok(); ++l) {
+    status = streams_.enqueue_gate(lanes[l], gate_word_, queued.number);
+    for (const Part& p : queued.parts)
+      if (status.ok() && p.stream.handle == lanes[l].handle && p.out_bytes > 0)
+        status = streams_.enqueue_copy(p.stream, p.recv, block + p.out_at, p.out_bytes);
+    if (status.ok()) status = streams_.enqueue_doorbell(lanes[l], &retirements[l], queued.number, wake_fd_);
+  }
   if (!status.ok()) {
     record_failure(status);
     return refuse(status.code, status.message);
@@ -261,31 +311,47 @@ void StreamBridge::run_rung(std::unique_lock<std::mutex>& lock) {
   for (size_t i = 0; i < ops_.size() && !stopping_; ++i) {
     if (ops_[i].ran) continue;
     const uint64_t number = ops_[i].number;
-    if (load(rung_word(number)) != number) return;  // the next one in call order has not rung
-    if (!error_.ok()) {                             // its gate is open already
+    if (!error_.ok()) {  // its gates are open already
       ops_[i].ran = true;
       run_ = number;
       continue;
     }
-    const Run run = ops_[i].run;
-    uint8_t* slot = ops_[i].slot;
-    const size_t out_at = ops_[i].out_at;
+    if (!ops_[i].rung()) return;  // the next one in call order has not rung on every stream
+    const std::vector<Part> parts = ops_[i].parts;
+    uint8_t* block = ops_[i].block;
     lock.unlock();
-    const dcResult_t result = run(slot, slot + out_at);
-    const std::string message = result == dcSuccess ? std::string() : dcGetLastError();
+    const Status result = run(parts, block);
     lock.lock();
     ops_[i].ran = true;
     run_ = number;
-    if (result == dcSuccess) streams_.open_gate(gate_word_, number);
-    else record_failure(Status::failure(result, message));
+    if (result.ok()) streams_.open_gate(gate_word_, number);
+    else record_failure(result);
     ran_changed_.notify_all();
   }
 }
 
-// An operation's retirement doorbell follows its copy out on the stream: its slot is free.
+// One part: the communicator's operation on its slots. Several (a group): one group of the
+// communicator, whose first error wins.
+Status StreamBridge::run(const std::vector<Part>& parts, uint8_t* block) {
+  if (parts.size() == 1) {
+    const Part& p = parts.front();
+    const dcResult_t result = p.run(block + p.in_at, block + p.out_at);
+    return result == dcSuccess ? Status::success() : Status::failure(result, dcGetLastError());
+  }
+  Status first;
+  auto note = [&](dcResult_t result) {
+    if (result != dcSuccess && first.ok()) first = Status::failure(result, dcGetLastError());
+  };
+  note(dcGroupStart());
+  for (const Part& p : parts) note(p.run(block + p.in_at, block + p.out_at));
+  note(dcGroupEnd());
+  return first;
+}
+
+// An operation's retirement doorbells follow its output copies: once all rang, its block is free.
 void StreamBridge::free_retired() {
-  while (!ops_.empty() && load(retired_word(ops_.front().number)) == ops_.front().number) {
-    streams_.free_pinned(ops_.front().slot);
+  while (!ops_.empty() && ops_.front().retired()) {
+    streams_.free_pinned(ops_.front().block);
     ops_.pop_front();
   }
 }
@@ -294,6 +360,18 @@ void StreamBridge::record_failure(Status status) {
   if (error_.ok()) error_ = std::move(status);
   streams_.open_gate(gate_word_, kAllGates);
   ran_changed_.notify_all();
+}
+
+bool StreamBridge::Op::rung() const {
+  for (size_t l = 0; l < lanes; ++l)
+    if (load(doorbells()[l]) != number) return false;
+  return true;
+}
+
+bool StreamBridge::Op::retired() const {
+  for (size_t l = 0; l < lanes; ++l)
+    if (load(retirements()[l]) != number) return false;
+  return true;
 }
 
 }  // namespace dc

@@ -8,7 +8,9 @@
 // call order, each as the ordinary blocking operation of the communicator on its slots (the engine
 // runs its plan), and then opens the gate with a store. One gate word per bridge, counting the
 // operations that ended: a gate waits for its operation's number (GEQ), so streams wait only for
-// what was issued before them. An operation's slots are freed once its retirement doorbell rang.
+// what was issued before them. An operation's doorbell and retirement words live at the head of its
+// pinned block, one of each per stream among its calls; the block is freed once every retirement
+// doorbell rang.
 //
 // Faults. An operation that fails (a dead peer, a timeout, an abort of the communicator) records
 // the bridge's asynchronous error and opens every gate, present and future: no stream waits
@@ -27,6 +29,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "base/error.h"
 #include "deepcomm/deepcomm.h"
@@ -61,20 +64,41 @@ class StreamBridge {
   // every gate opens.
   void fail(Status status);
 
+  // Groups (ncclGroupStart/End): the calls between begin_group and end_group are collected, and
+  // end_group enqueues them as one operation. It runs them as one group of the communicator once
+  // every stream among them reached it, and each of those streams waits for all of them.
+  void begin_group();
+  dcResult_t end_group();
+  void drop_group();  // the collected calls are forgotten (a simulated group end)
+
   StreamBridge(const StreamBridge&) = delete;
   StreamBridge& operator=(const StreamBridge&) = delete;
 
  private:
   // The operation on its slots, run by the issuing thread.
   using Run = std::function<dcResult_t(const void* in, void* out)>;
-  struct Op {
-    uint64_t number = 0;      // 1, 2, ... in call order
-    uint8_t* slot = nullptr;  // pinned: the input, then the output at out_at
-    size_t out_at = 0;
+  // One call's share of an operation.
+  struct Part {
+    device::Stream stream;
+    const void* send = nullptr;
+    size_t in_bytes = 0;
+    void* recv = nullptr;
+    size_t out_bytes = 0;       // copied out to recv (0: none)
+    size_t slot_out_bytes = 0;  // the output slot (a reduce's non-root has one it does not copy)
     Run run;
-    bool ran = false;
+    size_t in_at = 0, out_at = 0;  // the slots' offsets in the operation's block
   };
-  static constexpr uint64_t kRing = 1024;  // operations in flight at most: doorbell words per kind
+  struct Op {
+    uint64_t number = 0;       // 1, 2, ... in call order
+    uint8_t* block = nullptr;  // pinned: a doorbell and a retirement word per stream, then the slots
+    size_t lanes = 0;          // the streams among its parts
+    std::vector<Part> parts;
+    bool ran = false;
+    uint64_t* doorbells() const { return reinterpret_cast<uint64_t*>(block); }
+    uint64_t* retirements() const { return doorbells() + lanes; }
+    bool rung() const;     // on every stream
+    bool retired() const;  // on every stream
+  };
   // Opens every gate: far above any operation number, yet a positive distance from each (a GPU
   // gate compares (int64_t)(word - value) >= 0).
   static constexpr uint64_t kAllGates = uint64_t{1} << 62;
@@ -83,25 +107,25 @@ class StreamBridge {
   // count elements of type, times blocks; kBadSize for an unknown type or an overflow.
   static size_t bytes_of(size_t count, int blocks, dcDataType_t type);
   static dcResult_t refuse(dcResult_t code, const std::string& message);
-  // copies_out: whether the stream copies the output slot to recv (a reduce's non-root does not).
-  dcResult_t enqueue(device::Stream stream, const void* send, size_t in_bytes, void* recv, size_t out_bytes, Run run,
-                     bool copies_out = true);
+  // A call: to the open group, or enqueued as an operation of its own. copies_out: whether the
+  // stream copies the output slot to recv (a rooted call's non-root does not).
+  dcResult_t add(device::Stream stream, const void* send, size_t in_bytes, void* recv, size_t out_bytes, Run run,
+                 bool copies_out = true);
+  dcResult_t enqueue(std::vector<Part> parts);
   void issue_loop();
   // mutex_ held (released while an operation runs): runs the operations whose doorbells rang, in
   // call order, up to the first that has not rung.
   void run_rung(std::unique_lock<std::mutex>& lock);
+  Status run(const std::vector<Part>& parts, uint8_t* block);
   void free_retired();                 // mutex_ held
   void record_failure(Status status);  // mutex_ held: the first failure stays; every gate opens
-  uint64_t& rung_word(uint64_t number) { return words_[number % kRing]; }
-  uint64_t& retired_word(uint64_t number) { return words_[kRing + number % kRing]; }
 
   dcComm_t comm_;
   int nranks_ = 0;
   int rank_ = 0;
   device::StreamQueue& streams_;
-  int wake_fd_ = -1;  // doorbells (and the destructor) write it
-  uint64_t* words_;   // pinned: kRing doorbell words, kRing retirement words, the gate word
-  uint64_t* gate_word_;
+  int wake_fd_ = -1;               // doorbells (and the destructor) write it
+  uint64_t* gate_word_ = nullptr;  // pinned: the number of the last operation that ended
 
   mutable std::mutex mutex_;
   std::condition_variable ran_changed_;  // run_ or error_ changed
@@ -110,6 +134,8 @@ class StreamBridge {
   uint64_t run_ = 0;                     // the number of the last operation run (or skipped)
   Status error_;
   bool stopping_ = false;
+  bool grouping_ = false;    // between begin_group and end_group (the caller's thread only)
+  std::vector<Part> group_;  // the open group's calls
   std::thread issuer_;
 };
 

@@ -1,5 +1,6 @@
 #include "src/nccl/device_runtime.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <memory>
@@ -7,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "base/config_table.h"
 #include "base/log.h"
@@ -59,6 +61,13 @@ class DeviceRuntime {
   std::unique_ptr<device::PluginStreamQueue> streams_;
   std::string why_not_;  // when streams_ is null
 };
+
+constexpr const char* kMixedGroup =
+    "DeepComm: a group holds host-memory and device-memory calls of one communicator; put them in separate "
+    "groups";
+
+// The communicators whose bridges collect device calls for this thread's open group.
+thread_local std::vector<ncclComm_t> t_device_group;
 
 // The communicators' bridges, made on their first device call.
 class Bridges {
@@ -120,10 +129,6 @@ bool on_device(std::initializer_list<const void*> buffers) {
     fail(dcInvalidUsage,
          "DeepComm: the call mixes host and device buffers; pass all of them in device memory or all "
          "in host memory");
-  if (group_open())
-    fail(dcInvalidUsage,
-         "DeepComm: device buffers inside ncclGroupStart/ncclGroupEnd are not served yet; call the "
-         "operation outside the group");
   return true;
 }
 
@@ -132,9 +137,33 @@ void require_host_memory(const void* pointer, const char* what) {
     fail(dcInvalidUsage, std::string("DeepComm: ") + what + " in device memory is not supported yet; pass host memory");
 }
 
-StreamBridge& bridge_of(ncclComm_t comm) { return Bridges::instance().of(comm); }
+StreamBridge& device_bridge(ncclComm_t comm) {
+  StreamBridge& bridge = Bridges::instance().of(comm);
+  if (!group_open()) return bridge;
+  if (queued_in_group(reinterpret_cast<dcComm_t>(comm))) fail(dcInvalidUsage, kMixedGroup);
+  if (std::find(t_device_group.begin(), t_device_group.end(), comm) == t_device_group.end()) {
+    bridge.begin_group();
+    t_device_group.push_back(comm);
+  }
+  return bridge;
+}
+
+dcResult_t end_device_group(bool drop) {
+  std::vector<ncclComm_t> comms;
+  comms.swap(t_device_group);
+  dcResult_t first = dcSuccess;
+  for (ncclComm_t comm : comms) {
+    StreamBridge* bridge = Bridges::instance().find(comm);
+    if (bridge == nullptr) continue;  // destroyed inside the group
+    const dcResult_t result = drop ? (bridge->drop_group(), dcSuccess) : bridge->end_group();
+    if (first == dcSuccess) first = result;
+  }
+  return first;
+}
 
 void wait_for_device_calls(ncclComm_t comm) {
+  if (group_open() && std::find(t_device_group.begin(), t_device_group.end(), comm) != t_device_group.end())
+    fail(dcInvalidUsage, kMixedGroup);
   StreamBridge* bridge = Bridges::instance().find(comm);
   if (bridge && !bridge->wait_until_run(kDeviceCallsWait))
     fail(dcSystemError, "DeepComm: a host-memory call waited " + std::to_string(kDeviceCallsWait.count()) +

@@ -15,9 +15,8 @@
 namespace dc::nccl {
 
 // Whether a call's buffers (NULLs ignored) are device memory, all of them. Throws
-// dc::Error(dcInvalidUsage) when host and device buffers are mixed, when device memory is used
-// inside a group (not served yet), or when device memory is seen but no plugin serves it (the
-// message says why).
+// dc::Error(dcInvalidUsage) when host and device buffers are mixed, or when device memory is seen
+// but no plugin serves it (the message says why).
 bool on_device(std::initializer_list<const void*> buffers);
 // Throws dc::Error(dcInvalidUsage) when pointer is device memory (a scalar argument).
 void require_host_memory(const void* pointer, const char* what);
@@ -25,9 +24,15 @@ void require_host_memory(const void* pointer, const char* what);
 // A cudaStream_t as the device queue's handle.
 inline device::Stream stream_of(cudaStream_t stream) { return {reinterpret_cast<uint64_t>(stream)}; }
 
-// The communicator's bridge, made on its first device call.
-StreamBridge& bridge_of(ncclComm_t comm);
+// The bridge of a device call's communicator, made on its first device call. Inside a group the
+// bridge collects the call until the outermost ncclGroupEnd (end_device_group). Throws
+// dc::Error(dcInvalidUsage) when the thread's open group already holds host-memory calls of comm.
+StreamBridge& device_bridge(ncclComm_t comm);
+// The outermost group end: the thread's group's device calls are enqueued, one operation per
+// communicator (or dropped: ncclGroupSimulateEnd). The first failure's code, else dcSuccess.
+dcResult_t end_device_group(bool drop);
 // Before a host-memory call: waits until the communicator's device calls made before it ran.
+// Throws dc::Error(dcInvalidUsage) when the thread's open group holds device calls of comm.
 void wait_for_device_calls(ncclComm_t comm);
 // The first failure of the communicator's device calls (ok while none).
 Status device_calls_error(ncclComm_t comm);

@@ -4,8 +4,9 @@
 // ncclMemAlloc gives device memory; a call returns before its stream ran it; completion is
 // observed by querying the stream together with ncclCommGetAsyncError, as nccl-tests does; every
 // collective and send/receive gives the bytes of the same call on host memory; a killed peer
-// releases the stream and shows as an asynchronous error; mixed buffers and device buffers inside a
-// group are refused with ncclInvalidUsage.
+// releases the stream and shows as an asynchronous error; a group of device calls runs together
+// and joins its streams; host and device buffers mixed in a call, or in a group of one
+// communicator, are refused with ncclInvalidUsage.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -187,7 +188,59 @@ TEST(NcclDeviceBridge, DeviceCallsFollowTheirStreamAndGiveTheBytesOfHostMemory) 
             "");
 }
 
-TEST(NcclDeviceBridge, MixedBuffersAndDeviceBuffersInAGroupAreRefused) {
+// A group of device calls on two streams: every rank sends before it receives (which only a group
+// allows), and each stream waits for the whole group.
+TEST(NcclDeviceBridge, AGroupRunsItsDeviceCallsTogetherOnSeveralStreams) {
+  EXPECT_EQ(
+      run_ranks(
+          4,
+          [](int rank, int n, ncclComm_t comm) {
+            Emulated device;
+            if (!device.load()) return complain(rank, std::string("test plugin: ") + dlerror());
+            const size_t count = 1 << 15;
+            const size_t bytes = count * sizeof(float);
+            const auto sends = reinterpret_cast<cudaStream_t>(uintptr_t{0x61});
+            const auto receives = reinterpret_cast<cudaStream_t>(uintptr_t{0x62});
+            void *send = nullptr, *recv = nullptr, *in = nullptr, *sum = nullptr;
+            for (void** p : {&send, &recv, &in, &sum})
+              if (ncclMemAlloc(p, bytes) != ncclSuccess) return complain(rank, ncclGetLastError(comm));
+            std::vector<float> mine(count), summand(count);
+            for (size_t i = 0; i < count; ++i) {
+              mine[i] = static_cast<float>(rank * 100000 + i);
+              summand[i] = 0.125f * static_cast<float>(rank + 1) + static_cast<float>(i % 31);
+            }
+            std::memcpy(send, mine.data(), bytes);
+            std::memcpy(in, summand.data(), bytes);
+            device.busy(reinterpret_cast<uint64_t>(sends), 100);  // one stream gets there late
+            const int next = (rank + 1) % n, previous = (rank + n - 1) % n;
+            if (ncclGroupStart() != ncclSuccess || ncclSend(send, count, ncclFloat, next, comm, sends) != ncclSuccess ||
+                ncclRecv(recv, count, ncclFloat, previous, comm, receives) != ncclSuccess ||
+                ncclAllReduce(in, sum, count, ncclFloat, ncclSum, comm, receives) != ncclSuccess ||
+                ncclGroupEnd() != ncclSuccess)
+              return complain(rank, std::string("group: ") + ncclGetLastError(comm));
+            // The receiving stream is free, but its calls wait for the group's other stream.
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+            if (device.idle(reinterpret_cast<uint64_t>(receives)))
+              return complain(rank, "a stream of the group went on before the group's other stream got there");
+            for (cudaStream_t s : {sends, receives})
+              if (wait_for_stream(device, s, comm, 30000) != ncclSuccess)
+                return complain(rank, std::string("stream: ") + ncclGetLastError(comm));
+            std::vector<float> from_previous(count), want_sum(count);
+            for (size_t i = 0; i < count; ++i) from_previous[i] = static_cast<float>(previous * 100000 + i);
+            if (ncclAllReduce(summand.data(), want_sum.data(), count, ncclFloat, ncclSum, comm, nullptr) != ncclSuccess)
+              return complain(rank, ncclGetLastError(comm));
+            int failures = 0;
+            if (std::memcmp(recv, from_previous.data(), bytes) != 0)
+              failures += complain(rank, "received other data than the previous rank sent");
+            if (std::memcmp(sum, want_sum.data(), bytes) != 0)
+              failures += complain(rank, "the group's all-reduce differs from host memory");
+            for (void* p : {send, recv, in, sum}) ncclMemFree(p);
+            return failures;
+          }),
+      "");
+}
+
+TEST(NcclDeviceBridge, MixedBuffersAreRefusedInACallAndInAGroup) {
   EXPECT_EQ(
       run_ranks(2,
                 [](int rank, int, ncclComm_t comm) {
@@ -203,14 +256,20 @@ TEST(NcclDeviceBridge, MixedBuffersAndDeviceBuffersInAGroupAreRefused) {
                   };
                   expect_refused(ncclAllReduce(device_buffer, host.data(), 16, ncclFloat, ncclSum, comm, nullptr),
                                  "mixes host and device", "device input, host output");
+                  // One group, one communicator, host and device calls: refused whichever comes first.
                   if (ncclGroupStart() != ncclSuccess) return complain(rank, "group start");
-                  expect_refused(ncclAllReduce(device_buffer, device_buffer, 16, ncclFloat, ncclSum, comm, nullptr),
-                                 "inside ncclGroupStart", "device buffers in a group");
+                  if (ncclAllReduce(device_buffer, device_buffer, 16, ncclFloat, ncclSum, comm, nullptr) != ncclSuccess)
+                    failures += complain(rank, std::string("device call in a group: ") + ncclGetLastError(comm));
+                  expect_refused(ncclAllReduce(host.data(), host.data(), 16, ncclFloat, ncclSum, comm, nullptr),
+                                 "host-memory and device-memory calls", "a host call after a device call");
                   if (ncclGroupEnd() != ncclSuccess) failures += complain(rank, "group end");
-                  // The communicator still works on host memory.
-                  if (ncclAllReduce(host.data(), host.data(), 16, ncclFloat, ncclSum, comm, nullptr) != ncclSuccess ||
-                      host[0] != 2.0f)
-                    failures += complain(rank, "host all-reduce after the refusals");
+                  if (ncclGroupStart() != ncclSuccess) return complain(rank, "group start");
+                  if (ncclAllReduce(host.data(), host.data(), 16, ncclFloat, ncclSum, comm, nullptr) != ncclSuccess)
+                    failures += complain(rank, std::string("host call in a group: ") + ncclGetLastError(comm));
+                  expect_refused(ncclAllReduce(device_buffer, device_buffer, 16, ncclFloat, ncclSum, comm, nullptr),
+                                 "host-memory and device-memory calls", "a device call after a host call");
+                  if (ncclGroupEnd() != ncclSuccess) failures += complain(rank, "group end");
+                  if (host[0] != 2.0f) failures += complain(rank, "the grouped host all-reduce");
                   ncclMemFree(device_buffer);
                   return failures;
                 }),
