@@ -23,6 +23,8 @@ using Clock = std::chrono::steady_clock;
 // How long a destroyed bridge waits for its streams to leave the slots, after opening every gate.
 constexpr std::chrono::seconds kRetireGrace{5};
 constexpr size_t kSlotAlignment = 64;
+// Pinned blocks a bridge keeps for later calls once their operations retired.
+constexpr size_t kCachedPinnedBytes = size_t{256} << 20;
 
 size_t aligned(size_t bytes) { return (bytes + kSlotAlignment - 1) / kSlotAlignment * kSlotAlignment; }
 
@@ -46,7 +48,8 @@ void wake(int fd) {
 
 }  // namespace
 
-StreamBridge::StreamBridge(dcComm_t comm, device::StreamQueue& streams) : comm_(comm), streams_(streams) {
+StreamBridge::StreamBridge(dcComm_t comm, device::StreamQueue& streams)
+    : comm_(comm), streams_(streams), pool_(streams, kCachedPinnedBytes) {
   if (dcCommCount(comm, &nranks_) != dcSuccess || dcCommRank(comm, &rank_) != dcSuccess)
     dc::fail(dcInvalidArgument, std::string("DeepComm: stream bridge: ") + dcGetLastError());
   wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -244,7 +247,7 @@ dcResult_t StreamBridge::enqueue(std::vector<Part> parts) {
     p.out_at = bytes;
     bytes += aligned(p.slot_out_bytes);
   }
-  auto* block = static_cast<uint8_t*>(streams_.alloc_pinned(bytes));
+  auto* block = static_cast<uint8_t*>(pool_.take(bytes));
   if (block == nullptr)
     return refuse(dcSystemError, "DeepComm: cannot allocate " + std::to_string(bytes) +
                                      " bytes of pinned memory for a device operation");
@@ -264,7 +267,7 @@ dcResult_t StreamBridge::enqueue(std::vector<Part> parts) {
     if (status.ok()) status = streams_.enqueue_doorbell(lanes[rung], &doorbells[rung], op.number, wake_fd_);
   }
   if (!status.ok() && rung <= 1) {
-    streams_.free_pinned(block);
+    pool_.give(block);
     return refuse(status.code, status.message);
   }
   // From here streams ring its doorbells: the operation is the bridge's, whatever follows. Each
@@ -351,7 +354,7 @@ Status StreamBridge::run(const std::vector<Part>& parts, uint8_t* block) {
 // An operation's retirement doorbells follow its output copies: once all rang, its block is free.
 void StreamBridge::free_retired() {
   while (!ops_.empty() && ops_.front().retired()) {
-    streams_.free_pinned(ops_.front().block);
+    pool_.give(ops_.front().block);
     ops_.pop_front();
   }
 }

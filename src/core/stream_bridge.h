@@ -33,6 +33,7 @@
 
 #include "base/error.h"
 #include "deepcomm/deepcomm.h"
+#include "device/pinned_pool.h"
 #include "device/stream_queue.h"
 
 namespace dc {
@@ -124,6 +125,7 @@ class StreamBridge {
   int nranks_ = 0;
   int rank_ = 0;
   device::StreamQueue& streams_;
+  device::PinnedPool pool_;        // the operations' blocks, taken by callers and given back on retirement
   int wake_fd_ = -1;               // doorbells (and the destructor) write it
   uint64_t* gate_word_ = nullptr;  // pinned: the number of the last operation that ended
 

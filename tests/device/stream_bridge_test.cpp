@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -328,6 +329,36 @@ TEST(StreamBridge, BadInputIsRefusedAndEnqueuesNothing) {
     expect_refused(bridge.send(buffer.at, 4, dcFloat32, -1, stream), "a negative peer");
     if (!queue.idle(stream)) errors += "a refused call enqueued work; ";
     return errors;
+  });
+  EXPECT_EQ(errors, "");
+}
+
+// Counts the pinned allocations the bridge asks its queue for.
+class CountingQueue : public CpuStreamQueue {
+ public:
+  void* alloc_pinned(size_t bytes) override {
+    ++allocations;
+    return CpuStreamQueue::alloc_pinned(bytes);
+  }
+  std::atomic<int> allocations{0};
+};
+
+// Threads as ranks: 50 calls of one size allocate pinned memory a few times, not 50.
+TEST(StreamBridge, PinnedBlocksAreReusedAcrossCalls) {
+  const std::string errors = dctest::run_as_threads(2, [](int, dcComm_t comm) -> std::string {
+    CountingQueue queue;
+    const Stream stream{9};
+    const size_t count = 1000;
+    DeviceBytes in(queue, count * 4, 1), out(queue, count * 4, 0);
+    {
+      StreamBridge bridge(comm, queue);
+      for (int call = 0; call < 50; ++call) {
+        if (bridge.all_reduce(in.at, out.at, count, dcFloat32, dcSum, stream) != dcSuccess) return dcGetLastError();
+        if (!queue.synchronize(stream, kSync)) return "the stream did not drain";
+      }
+    }
+    const int allocations = queue.allocations.load();
+    return allocations <= 5 ? "" : std::to_string(allocations) + " pinned allocations for 50 calls";
   });
   EXPECT_EQ(errors, "");
 }
