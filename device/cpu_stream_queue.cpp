@@ -77,6 +77,17 @@ void CpuStreamQueue::open_gate(uint64_t* word, uint64_t value) {
   gate.notify_all();
 }
 
+bool CpuStreamQueue::capturing(Stream stream) {
+  std::lock_guard<std::mutex> lock(capture_mutex_);
+  return capturing_.count(stream.handle) > 0;
+}
+
+void CpuStreamQueue::set_capturing(Stream stream, bool on) {
+  std::lock_guard<std::mutex> lock(capture_mutex_);
+  if (on) capturing_.insert(stream.handle);
+  else capturing_.erase(stream.handle);
+}
+
 Status CpuStreamQueue::enqueue_task(Stream stream, std::function<void()> task) {
   return enqueue(stream, std::move(task));
 }

@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <thread>
 #include <unordered_map>
 
@@ -38,6 +39,10 @@ class CpuStreamQueue : public StreamQueue {
   Status enqueue_doorbell(Stream stream, uint64_t* word, uint64_t value, int wake_fd) override;
   Status enqueue_gate(Stream stream, const uint64_t* word, uint64_t value) override;
   void open_gate(uint64_t* word, uint64_t value) override;
+  bool capturing(Stream stream) override;
+
+  // Marks a stream as capturing a graph, or not (tests: the emulation records nothing).
+  void set_capturing(Stream stream, bool on);
 
   // A user's kernel in the emulation: task runs when the stream reaches it.
   Status enqueue_task(Stream stream, std::function<void()> task);
@@ -66,6 +71,9 @@ class CpuStreamQueue : public StreamQueue {
 
   std::mutex lanes_mutex_;
   std::unordered_map<uint64_t, std::unique_ptr<Lane>> lanes_;
+
+  std::mutex capture_mutex_;
+  std::set<uint64_t> capturing_;
 
   mutable std::mutex memory_mutex_;
   std::map<uintptr_t, size_t> device_ranges_;  // start -> bytes

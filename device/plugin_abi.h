@@ -92,6 +92,7 @@ typedef struct {
   /* The stream waits until *word >= value. */
   int32_t (*enqueue_gate)(void* queue, uint64_t stream, const uint64_t* word, uint64_t value);
   void (*open_gate)(void* queue, uint64_t* word, uint64_t value); /* host side: *word = value */
+  int32_t (*stream_capturing)(void* queue, uint64_t stream);      /* 1 while it captures a graph */
   const char* (*last_error)(void* queue);                         /* this thread's last failure */
 } dcDevicePlugin_t;
 

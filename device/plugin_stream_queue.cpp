@@ -49,6 +49,8 @@ Status PluginStreamQueue::enqueue_gate(Stream stream, const uint64_t* word, uint
 
 void PluginStreamQueue::open_gate(uint64_t* word, uint64_t value) { api_->open_gate(queue_, word, value); }
 
+bool PluginStreamQueue::capturing(Stream stream) { return api_->stream_capturing(queue_, stream.handle) == 1; }
+
 Status PluginStreamQueue::status_of(int32_t code, const char* call) const {
   if (code == dcSuccess) return Status::success();
   const char* why = api_->last_error(queue_);

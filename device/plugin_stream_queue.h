@@ -26,6 +26,7 @@ class PluginStreamQueue : public StreamQueue {
   Status enqueue_doorbell(Stream stream, uint64_t* word, uint64_t value, int wake_fd) override;
   Status enqueue_gate(Stream stream, const uint64_t* word, uint64_t value) override;
   void open_gate(uint64_t* word, uint64_t value) override;
+  bool capturing(Stream stream) override;
 
   PluginStreamQueue(const PluginStreamQueue&) = delete;
   PluginStreamQueue& operator=(const PluginStreamQueue&) = delete;

@@ -40,6 +40,9 @@ class StreamQueue {
 
   // Host side: *word = value (never decreasing), opening the gates waiting for at most value.
   virtual void open_gate(uint64_t* word, uint64_t value) = 0;
+  // Whether the stream is capturing a graph (cudaStreamIsCapturing): what is enqueued then is
+  // recorded for replays, not run.
+  virtual bool capturing(Stream stream) = 0;
 };
 
 }  // namespace dc::device

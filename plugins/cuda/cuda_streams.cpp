@@ -101,6 +101,12 @@ void CudaStreams::open_gate(uint64_t* word, uint64_t value) {
   std::atomic_ref<uint64_t>(*word).store(value, std::memory_order_release);
 }
 
+bool CudaStreams::capturing(cudaStream_t stream) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  DC_CUDA_CHECK(cudaStreamIsCapturing(stream, &status));
+  return status != cudaStreamCaptureStatusNone;
+}
+
 CUdeviceptr CudaStreams::device_address(const void* pinned) {
   void* device = nullptr;
   DC_CUDA_CHECK(cudaHostGetDevicePointer(&device, const_cast<void*>(pinned), 0));

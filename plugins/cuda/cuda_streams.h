@@ -31,6 +31,7 @@ class CudaStreams {
   void enqueue_doorbell(cudaStream_t stream, uint64_t* word, uint64_t value, int wake_fd);
   void enqueue_gate(cudaStream_t stream, const uint64_t* word, uint64_t value);
   static void open_gate(uint64_t* word, uint64_t value);
+  static bool capturing(cudaStream_t stream);
 
  private:
   using WriteValue64 = CUresult (*)(CUstream, CUdeviceptr, cuuint64_t, unsigned int);

@@ -95,6 +95,13 @@ int32_t enqueue_gate(void* handle, uint64_t stream, const uint64_t* word, uint64
 
 void open_gate(void*, uint64_t* word, uint64_t value) { CudaStreams::open_gate(word, value); }
 
+// A failed query reads as capturing, so that the call is refused with its message.
+int32_t stream_capturing(void*, uint64_t stream) {
+  bool on = true;
+  guarded([&] { on = CudaStreams::capturing(stream_of(stream)); });
+  return on ? 1 : 0;
+}
+
 const char* last_error(void*) { return t_last_error.c_str(); }
 
 const dcDevicePlugin_t kPlugin = {DEEPCOMM_DEVICE_PLUGIN_ABI_VERSION,
@@ -115,6 +122,7 @@ const dcDevicePlugin_t kPlugin = {DEEPCOMM_DEVICE_PLUGIN_ABI_VERSION,
                                   enqueue_doorbell,
                                   enqueue_gate,
                                   open_gate,
+                                  stream_capturing,
                                   last_error};
 
 }  // namespace

@@ -221,6 +221,11 @@ dcResult_t StreamBridge::add(device::Stream stream, const void* send, size_t in_
                              Run run, bool copies_out) {
   if ((in_bytes > 0 && send == nullptr) || (copies_out && out_bytes > 0 && recv == nullptr))
     return refuse(dcInvalidArgument, "DeepComm: device operation: NULL buffer");
+  // A graph replays what was captured, many times: one gate number per call cannot serve that.
+  if (streams_.capturing(stream))
+    return refuse(dcInvalidUsage,
+                  "DeepComm: a device call on a stream that is capturing a CUDA graph is not supported yet; call it "
+                  "outside the capture");
   Part part{stream, send, in_bytes, recv, copies_out ? out_bytes : 0, out_bytes, std::move(run)};
   if (grouping_) {
     group_.push_back(std::move(part));

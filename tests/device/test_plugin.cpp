@@ -134,6 +134,7 @@ int32_t enqueue_gate(void*, uint64_t stream, const uint64_t* word, uint64_t valu
   return result_of(streams().enqueue_gate({stream}, word, value));
 }
 void open_gate(void*, uint64_t* word, uint64_t value) { streams().open_gate(word, value); }
+int32_t stream_capturing(void*, uint64_t stream) { return streams().capturing({stream}) ? 1 : 0; }
 const char* last_error(void*) { return t_last_error.c_str(); }
 
 const dcDevicePlugin_t kPlugin = {TEST_PLUGIN_ABI_VERSION,
@@ -154,13 +155,14 @@ const dcDevicePlugin_t kPlugin = {TEST_PLUGIN_ABI_VERSION,
                                   enqueue_doorbell,
                                   enqueue_gate,
                                   open_gate,
+                                  stream_capturing,
                                   last_error};
 
 }  // namespace
 
 // What a test does with CUDA's runtime on a real device: cudaStreamSynchronize (1 when the stream
-// drained within timeout_ms), cudaStreamQuery (1 when idle), and a kernel that keeps the stream
-// busy for a while.
+// drained within timeout_ms), cudaStreamQuery (1 when idle), a kernel that keeps the stream busy
+// for a while, and cudaStreamBeginCapture/EndCapture (only the capturing state).
 extern "C" DEEPCOMM_DEVICE_PLUGIN_EXPORT int testPluginSynchronize(uint64_t stream, int timeout_ms) {
   return streams().synchronize({stream}, std::chrono::milliseconds(timeout_ms)) ? 1 : 0;
 }
@@ -170,6 +172,10 @@ extern "C" DEEPCOMM_DEVICE_PLUGIN_EXPORT int testPluginIdle(uint64_t stream) {
 extern "C" DEEPCOMM_DEVICE_PLUGIN_EXPORT void testPluginBusy(uint64_t stream, int milliseconds) {
   streams().enqueue_task({stream},
                          [milliseconds] { std::this_thread::sleep_for(std::chrono::milliseconds(milliseconds)); });
+}
+
+extern "C" DEEPCOMM_DEVICE_PLUGIN_EXPORT void testPluginCapture(uint64_t stream, int on) {
+  streams().set_capturing({stream}, on != 0);
 }
 
 #ifndef TEST_PLUGIN_NO_ENTRY

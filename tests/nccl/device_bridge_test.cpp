@@ -6,7 +6,7 @@
 // collective and send/receive gives the bytes of the same call on host memory; a killed peer
 // releases the stream and shows as an asynchronous error; a group of device calls runs together
 // and joins its streams; host and device buffers mixed in a call, or in a group of one
-// communicator, are refused with ncclInvalidUsage.
+// communicator, and calls on a stream that captures a graph are refused with ncclInvalidUsage.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -33,13 +33,15 @@ using Clock = std::chrono::steady_clock;
 struct Emulated {
   int (*idle)(uint64_t stream) = nullptr;
   void (*busy)(uint64_t stream, int milliseconds) = nullptr;
+  void (*capture)(uint64_t stream, int on) = nullptr;
 
   bool load() {
     void* plugin = dlopen(TEST_STREAM_PLUGIN, RTLD_NOW | RTLD_LOCAL);
     if (!plugin) return false;
     idle = reinterpret_cast<int (*)(uint64_t)>(dlsym(plugin, "testPluginIdle"));
     busy = reinterpret_cast<void (*)(uint64_t, int)>(dlsym(plugin, "testPluginBusy"));
-    return idle && busy;
+    capture = reinterpret_cast<void (*)(uint64_t, int)>(dlsym(plugin, "testPluginCapture"));
+    return idle && busy && capture;
   }
 };
 
@@ -240,7 +242,7 @@ TEST(NcclDeviceBridge, AGroupRunsItsDeviceCallsTogetherOnSeveralStreams) {
       "");
 }
 
-TEST(NcclDeviceBridge, MixedBuffersAreRefusedInACallAndInAGroup) {
+TEST(NcclDeviceBridge, MixedBuffersAndGraphCaptureAreRefused) {
   EXPECT_EQ(
       run_ranks(2,
                 [](int rank, int, ncclComm_t comm) {
@@ -270,6 +272,16 @@ TEST(NcclDeviceBridge, MixedBuffersAreRefusedInACallAndInAGroup) {
                                  "host-memory and device-memory calls", "a device call after a host call");
                   if (ncclGroupEnd() != ncclSuccess) failures += complain(rank, "group end");
                   if (host[0] != 2.0f) failures += complain(rank, "the grouped host all-reduce");
+                  // A stream capturing a graph: refused until capture is served, and nothing enqueued.
+                  Emulated device;
+                  if (!device.load()) return complain(rank, std::string("test plugin: ") + dlerror());
+                  const auto stream = reinterpret_cast<cudaStream_t>(uintptr_t{0x91});
+                  device.capture(reinterpret_cast<uint64_t>(stream), 1);
+                  expect_refused(ncclAllReduce(device_buffer, device_buffer, 16, ncclFloat, ncclSum, comm, stream),
+                                 "capturing a CUDA graph", "a device call during capture");
+                  device.capture(reinterpret_cast<uint64_t>(stream), 0);
+                  if (!device.idle(reinterpret_cast<uint64_t>(stream)))
+                    failures += complain(rank, "a refused call enqueued");
                   ncclMemFree(device_buffer);
                   return failures;
                 }),
