@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -25,6 +26,13 @@
 namespace dc::device {
 namespace {
 
+// The plugin to load: DEEPCOMM_DEVICE_PLUGIN where the device check sets it (a bundle on another
+// machine), else the one this build made.
+std::string plugin_library() {
+  const char* named = std::getenv("DEEPCOMM_DEVICE_PLUGIN");
+  return named && *named ? named : CUDA_PLUGIN_LIBRARY;
+}
+
 // Why there is no usable GPU here, or "" when there is one.
 std::string no_gpu_reason(cudaError_t* error) {
   int count = 0;
@@ -35,7 +43,7 @@ std::string no_gpu_reason(cudaError_t* error) {
 }
 
 TEST(CudaPlugin, TheLoaderAcceptsIt) {
-  const DevicePlugin plugin = load_device_plugin(CUDA_PLUGIN_LIBRARY);
+  const DevicePlugin plugin = load_device_plugin(plugin_library());
   ASSERT_NE(plugin.api, nullptr);
   EXPECT_EQ(plugin.api->abi_version, uint32_t(DEEPCOMM_DEVICE_PLUGIN_ABI_VERSION));
   EXPECT_EQ(plugin.api->struct_size, sizeof(dcDevicePlugin_t));
@@ -52,7 +60,7 @@ TEST(CudaPlugin, CreateFailsCleanlyWithoutAGpu) {
                                : error == cudaErrorNoDevice         ? "no CUDA device"
                                                                     : "";
   ASSERT_FALSE(expected.empty()) << "unexpected: " << why;
-  const DevicePlugin plugin = load_device_plugin(CUDA_PLUGIN_LIBRARY);
+  const DevicePlugin plugin = load_device_plugin(plugin_library());
 
   // Through the C ABI: a code, no queue, the message in the caller's buffer.
   void* queue = nullptr;
@@ -69,7 +77,7 @@ TEST(CudaPlugin, CreateFailsCleanlyWithoutAGpu) {
     EXPECT_EQ(e.code(), dcSystemError);
     const std::string what = e.what();
     EXPECT_NE(what.find(expected), std::string::npos) << what;
-    EXPECT_NE(what.find(CUDA_PLUGIN_LIBRARY), std::string::npos) << what;
+    EXPECT_NE(what.find(plugin_library()), std::string::npos) << what;
   }
 }
 
@@ -130,7 +138,7 @@ TEST(CudaPlugin, StepsOnDeviceMemoryMatchTheCpuQueue) {
   cudaError_t error = cudaSuccess;
   const std::string why = no_gpu_reason(&error);
   if (!why.empty()) GTEST_SKIP() << "no GPU here (" << why << "): CreateFailsCleanlyWithoutAGpu ran instead";
-  const DevicePlugin plugin = load_device_plugin(CUDA_PLUGIN_LIBRARY);
+  const DevicePlugin plugin = load_device_plugin(plugin_library());
   PluginQueue queue(plugin);
   EXPECT_EQ(queue.completion_fd(), -1);
   EXPECT_FALSE(queue.element_steps_end_at_post());

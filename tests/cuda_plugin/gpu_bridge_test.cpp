@@ -1,0 +1,217 @@
+// The stream bridge on a real GPU, through libnccl.so.2 and libdeepcomm-cuda.so: the checks of
+// nccl_device_bridge_test with cudaMalloc'd buffers and CUDA streams, 1 and 4 ranks sharing GPU 0
+// (NVIDIA's NCCL refuses that; DeepComm serves it), and the figures the device check records: 8 B
+// all-reduce latency and 64 MiB bus bandwidth on device buffers against the same calls on pinned
+// host buffers. Without a GPU every test skips, saying why. The parent makes no CUDA call: a CUDA
+// context does not survive fork, so a probe child asks for the device count.
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "deepcomm/nccl.h"
+#include "tests/support/forked_processes.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// "" when a child process sees a CUDA device, else why not.
+std::string no_gpu_reason() {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    int count = 0;
+    _exit(cudaGetDeviceCount(&count) == cudaSuccess && count > 0 ? 0 : 1);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? "" : "no GPU here (cudaGetDeviceCount in a child)";
+}
+
+// The plugin to load: DEEPCOMM_DEVICE_PLUGIN where the device check sets it (a bundle on another
+// machine), else the one this build made.
+std::string plugin_library() {
+  const char* named = std::getenv("DEEPCOMM_DEVICE_PLUGIN");
+  return named && *named ? named : CUDA_PLUGIN_LIBRARY;
+}
+
+int complain(int rank, const std::string& what) {
+  std::fprintf(stderr, "rank %d: %s\n", rank, what.c_str());
+  return 1;
+}
+
+#define CUDA_OR_COMPLAIN(call)                                                                    \
+  do {                                                                                            \
+    const cudaError_t e = (call);                                                                 \
+    if (e != cudaSuccess) return complain(rank, std::string(#call) + ": " + cudaGetErrorName(e)); \
+  } while (0)
+
+std::string run_ranks(int nranks, const std::function<int(int rank, int n, ncclComm_t comm)>& body,
+                      const std::vector<int>& killed = {}) {
+  ncclUniqueId id;
+  if (ncclGetUniqueId(&id) != ncclSuccess) return ncclGetLastError(nullptr);
+  dctest::ForkedProcesses ranks;
+  for (int rank = 0; rank < nranks; ++rank) {
+    const bool dies = std::find(killed.begin(), killed.end(), rank) != killed.end();
+    ranks.start(
+        "rank " + std::to_string(rank), {{"DEEPCOMM_DEVICE_PLUGIN", plugin_library()}},
+        [&, rank] {
+          if (cudaSetDevice(0) != cudaSuccess) return complain(rank, "cudaSetDevice(0)");
+          ncclComm_t comm;
+          if (ncclCommInitRank(&comm, nranks, id, rank) != ncclSuccess)
+            return complain(rank, ncclGetLastError(nullptr));
+          const int failed = body(rank, nranks, comm);
+          if (killed.empty()) ncclCommDestroy(comm);
+          return failed;
+        },
+        dies);
+  }
+  return ranks.finish(240);
+}
+
+// Every collective on cudaMalloc'd buffers gives the bytes of the same call on host memory.
+int collectives_match_host(int rank, int n, ncclComm_t comm) {
+  const size_t count = 1 << 20;  // 4 MiB of float32
+  const size_t bytes = count * sizeof(float);
+  std::vector<float> input(n * count);
+  for (size_t i = 0; i < input.size(); ++i) input[i] = 0.5f * static_cast<float>(rank + 1) + 1e-3f * float(i % 4093);
+  void *in = nullptr, *out = nullptr;
+  CUDA_OR_COMPLAIN(cudaMalloc(&in, n * bytes));
+  CUDA_OR_COMPLAIN(cudaMalloc(&out, n * bytes));
+  cudaStream_t stream = nullptr;
+  CUDA_OR_COMPLAIN(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  CUDA_OR_COMPLAIN(cudaMemcpy(in, input.data(), n * bytes, cudaMemcpyHostToDevice));
+  struct Call {
+    const char* name;
+    size_t out_bytes;
+    std::function<ncclResult_t(const void*, void*, cudaStream_t)> run;
+  };
+  const std::vector<Call> calls = {
+      {"all-reduce", bytes,
+       [&](const void* a, void* b, cudaStream_t s) { return ncclAllReduce(a, b, count, ncclFloat, ncclSum, comm, s); }},
+      {"all-gather", n * bytes,
+       [&](const void* a, void* b, cudaStream_t s) { return ncclAllGather(a, b, count, ncclFloat, comm, s); }},
+      {"reduce-scatter", bytes,
+       [&](const void* a, void* b, cudaStream_t s) {
+         return ncclReduceScatter(a, b, count, ncclFloat, ncclMax, comm, s);
+       }},
+      {"broadcast", bytes,
+       [&](const void* a, void* b, cudaStream_t s) { return ncclBroadcast(a, b, count, ncclFloat, 0, comm, s); }},
+      {"all-to-all", n * bytes,
+       [&](const void* a, void* b, cudaStream_t s) { return ncclAlltoAll(a, b, count / n, ncclFloat, comm, s); }},
+  };
+  int failures = 0;
+  for (const Call& c : calls) {
+    if (c.run(in, out, stream) != ncclSuccess)
+      return complain(rank, std::string(c.name) + ": " + ncclGetLastError(comm));
+    CUDA_OR_COMPLAIN(cudaStreamSynchronize(stream));
+    std::vector<uint8_t> device_result(c.out_bytes), host_result(c.out_bytes);
+    CUDA_OR_COMPLAIN(cudaMemcpy(device_result.data(), out, c.out_bytes, cudaMemcpyDeviceToHost));
+    if (c.run(input.data(), host_result.data(), nullptr) != ncclSuccess)
+      return complain(rank, std::string(c.name) + " on host memory: " + ncclGetLastError(comm));
+    if (device_result != host_result) failures += complain(rank, std::string(c.name) + ": differs from host memory");
+  }
+  ncclResult_t async = ncclSuccess;
+  if (ncclCommGetAsyncError(comm, &async) != ncclSuccess || async != ncclSuccess)
+    failures += complain(rank, "asynchronous error after the calls");
+  cudaFree(in);
+  cudaFree(out);
+  cudaStreamDestroy(stream);
+  return failures;
+}
+
+TEST(GpuBridge, OneRankCollectivesMatchHostMemory) {
+  if (const std::string why = no_gpu_reason(); !why.empty()) GTEST_SKIP() << why;
+  EXPECT_EQ(run_ranks(1, collectives_match_host), "");
+}
+
+TEST(GpuBridge, FourRanksOnOneGpuCollectivesMatchHostMemory) {
+  if (const std::string why = no_gpu_reason(); !why.empty()) GTEST_SKIP() << why;
+  EXPECT_EQ(run_ranks(4, collectives_match_host), "");
+}
+
+TEST(GpuBridge, AKilledPeerReleasesTheStream) {
+  if (const std::string why = no_gpu_reason(); !why.empty()) GTEST_SKIP() << why;
+  const int victim = 2;
+  EXPECT_EQ(
+      run_ranks(3,
+                [](int rank, int, ncclComm_t comm) {
+                  if (rank == victim) raise(SIGKILL);
+                  void* buffer = nullptr;
+                  CUDA_OR_COMPLAIN(cudaMalloc(&buffer, 1 << 20));
+                  cudaStream_t stream = nullptr;
+                  CUDA_OR_COMPLAIN(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+                  const auto start = Clock::now();
+                  if (ncclAllReduce(buffer, buffer, (1 << 20) / 4, ncclFloat, ncclSum, comm, stream) != ncclSuccess)
+                    return complain(rank, ncclGetLastError(comm));
+                  CUDA_OR_COMPLAIN(cudaStreamSynchronize(stream));  // the gate opened
+                  const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+                  ncclResult_t async = ncclSuccess;
+                  ncclCommGetAsyncError(comm, &async);
+                  std::printf("rank %d: stream released after %.1f ms, async error %d\n", rank, ms, int(async));
+                  if (async == ncclSuccess) return complain(rank, "no asynchronous error");
+                  return ms <= 2000 ? 0 : complain(rank, "released after " + std::to_string(ms) + " ms");
+                },
+                {victim}),
+      "");
+}
+
+// Median of iters timed calls (after warm-up), device buffers or pinned host buffers.
+double median_us(const std::function<void()>& call, cudaStream_t stream, int iters) {
+  std::vector<double> us;
+  for (int i = 0; i < iters + 5; ++i) {
+    const auto start = Clock::now();
+    call();
+    if (stream) cudaStreamSynchronize(stream);
+    if (i >= 5) us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
+  }
+  std::sort(us.begin(), us.end());
+  return us[us.size() / 2];
+}
+
+// Figures, not assertions: printed for tools/device-check to record.
+TEST(GpuBridge, FourRanksLatencyAndBandwidthAgainstPinnedHostBuffers) {
+  if (const std::string why = no_gpu_reason(); !why.empty()) GTEST_SKIP() << why;
+  EXPECT_EQ(
+      run_ranks(4,
+                [](int rank, int n, ncclComm_t comm) {
+                  for (size_t bytes : {size_t{8}, size_t{64} << 20}) {
+                    const size_t count = bytes / sizeof(float);
+                    void *device = nullptr, *host = nullptr;
+                    CUDA_OR_COMPLAIN(cudaMalloc(&device, bytes));
+                    CUDA_OR_COMPLAIN(cudaMallocHost(&host, bytes));
+                    cudaStream_t stream = nullptr;
+                    CUDA_OR_COMPLAIN(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+                    const int iters = bytes <= 8 ? 200 : 10;
+                    const double on_device = median_us(
+                        [&] { ncclAllReduce(device, device, count, ncclFloat, ncclSum, comm, stream); }, stream, iters);
+                    const double on_host = median_us(
+                        [&] { ncclAllReduce(host, host, count, ncclFloat, ncclSum, comm, nullptr); }, nullptr, iters);
+                    const double busbw = [&](double us) {
+                      return 2.0 * (n - 1) / n * double(bytes) / us / 1e3;
+                    }(on_device);
+                    if (rank == 0)
+                      std::printf(
+                          "all-reduce %zu B, %d ranks on one GPU: device %.1f us (busbw %.2f GB/s), pinned host "
+                          "%.1f us (busbw %.2f GB/s)\n",
+                          bytes, n, on_device, busbw, on_host, 2.0 * (n - 1) / n * double(bytes) / on_host / 1e3);
+                    cudaFree(device);
+                    cudaFreeHost(host);
+                    cudaStreamDestroy(stream);
+                  }
+                  return 0;
+                }),
+      "");
+}
+
+}  // namespace
