@@ -97,6 +97,7 @@ DEEPCOMM_NCCL_API(ncclResult_t, ncclCommSplit, ncclComm_t comm, int color, int k
                   ncclConfig_t* config) {
   return guarded([&] {
     require_output(newcomm, "ncclCommSplit", "newcomm");
+    dc::nccl::wait_for_device_calls(comm);  // the bridge's thread is the communicator's user until then
     dcConfig_t native_config;
     if (config != nullptr) native_config = dc::nccl::comm_config_from_nccl(*config);
     dcComm_t native = nullptr;
@@ -161,6 +162,7 @@ DEEPCOMM_NCCL_API(ncclResult_t, ncclCommShrink, ncclComm_t comm, int* excludeRan
                   ncclComm_t* newcomm, ncclConfig_t* config, int shrinkFlags) {
   return guarded([&] {
     require_output(newcomm, "ncclCommShrink", "newcomm");
+    dc::nccl::wait_for_device_calls(comm);
     if (shrinkFlags != NCCL_SHRINK_DEFAULT && shrinkFlags != NCCL_SHRINK_ABORT)
       dc::fail(dcInvalidArgument, "DeepComm: ncclCommShrink: unknown shrinkFlags " + std::to_string(shrinkFlags));
     dcConfig_t native_config;

@@ -31,7 +31,8 @@ StreamBridge& device_bridge(ncclComm_t comm);
 // The outermost group end: the thread's group's device calls are enqueued, one operation per
 // communicator (or dropped: ncclGroupSimulateEnd). The first failure's code, else dcSuccess.
 dcResult_t end_device_group(bool drop);
-// Before a host-memory call: waits until the communicator's device calls made before it ran.
+// Before a host-memory call, or split, shrink, grow and suspend (calls that use the communicator
+// itself): waits until the communicator's device calls made before it ran.
 // Throws dc::Error(dcInvalidUsage) when the thread's open group holds device calls of comm.
 void wait_for_device_calls(ncclComm_t comm);
 // The first failure of the communicator's device calls (ok while none).

@@ -4,6 +4,7 @@
 
 #include "src/nccl/checks.h"
 #include "src/nccl/comm_config.h"
+#include "src/nccl/device_runtime.h"
 
 using dc::nccl::comm_shape;
 using dc::nccl::guarded;
@@ -31,6 +32,7 @@ DEEPCOMM_NCCL_API(ncclResult_t, ncclCommGrow, ncclComm_t comm, int nRanks, const
     constexpr const char* kFunction = "ncclCommGrow";
     require_output(newcomm, kFunction, "newcomm");
     if (comm != nullptr) {
+      dc::nccl::wait_for_device_calls(comm);  // the bridge's thread is the communicator's user until then
       const dc::nccl::CommShape shape = comm_shape(comm, kFunction);
       if (rank != -1) {
         invalid_argument(kFunction, "an existing rank passes rank -1, not " + std::to_string(rank));

@@ -4,6 +4,7 @@
 // ncclStatGpuMemSuspend what suspending frees (0 while suspended), ncclStatGpuMemPersist what stays,
 // ncclStatGpuMemTotal their sum, ncclStatGpuMemSuspended 1 while suspended, else 0.
 #include "src/nccl/checks.h"
+#include "src/nccl/device_runtime.h"
 
 using dc::nccl::comm_shape;
 using dc::nccl::guarded;
@@ -15,6 +16,7 @@ using dc::nccl::to_nccl;
 DEEPCOMM_NCCL_API(ncclResult_t, ncclCommSuspend, ncclComm_t comm, int flags) {
   return guarded([&]() -> ncclResult_t {
     comm_shape(comm, "ncclCommSuspend");
+    dc::nccl::wait_for_device_calls(comm);  // the bridge's thread is the communicator's user until then
     if ((flags & ~NCCL_SUSPEND_MEM) != 0) {
       invalid_argument("ncclCommSuspend", "unknown flags " + std::to_string(flags));
     }
