@@ -20,11 +20,12 @@
 #include <vector>
 
 #include "deepcomm/nccl.h"
-#include "tests/support/forked_processes.h"
+#include "tests/support/nccl_ranks.h"
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using dctest::complain;
 
 // "" when a child process sees a CUDA device, else why not.
 std::string no_gpu_reason() {
@@ -45,11 +46,6 @@ std::string plugin_library() {
   return named && *named ? named : CUDA_PLUGIN_LIBRARY;
 }
 
-int complain(int rank, const std::string& what) {
-  std::fprintf(stderr, "rank %d: %s\n", rank, what.c_str());
-  return 1;
-}
-
 #define CUDA_OR_COMPLAIN(call)                                                                    \
   do {                                                                                            \
     const cudaError_t e = (call);                                                                 \
@@ -58,25 +54,10 @@ int complain(int rank, const std::string& what) {
 
 std::string run_ranks(int nranks, const std::function<int(int rank, int n, ncclComm_t comm)>& body,
                       const std::vector<int>& killed = {}) {
-  ncclUniqueId id;
-  if (ncclGetUniqueId(&id) != ncclSuccess) return ncclGetLastError(nullptr);
-  dctest::ForkedProcesses ranks;
-  for (int rank = 0; rank < nranks; ++rank) {
-    const bool dies = std::find(killed.begin(), killed.end(), rank) != killed.end();
-    ranks.start(
-        "rank " + std::to_string(rank), {{"DEEPCOMM_DEVICE_PLUGIN", plugin_library()}},
-        [&, rank] {
-          if (cudaSetDevice(0) != cudaSuccess) return complain(rank, "cudaSetDevice(0)");
-          ncclComm_t comm;
-          if (ncclCommInitRank(&comm, nranks, id, rank) != ncclSuccess)
-            return complain(rank, ncclGetLastError(nullptr));
-          const int failed = body(rank, nranks, comm);
-          if (killed.empty()) ncclCommDestroy(comm);
-          return failed;
-        },
-        dies);
-  }
-  return ranks.finish(240);
+  auto on_gpu_zero = [](int rank) {
+    return cudaSetDevice(0) == cudaSuccess ? 0 : dctest::complain(rank, "cudaSetDevice(0)");
+  };
+  return dctest::run_nccl_ranks(nranks, {{"DEEPCOMM_DEVICE_PLUGIN", plugin_library()}}, body, killed, 240, on_gpu_zero);
 }
 
 // Every collective on cudaMalloc'd buffers gives the bytes of the same call on host memory.

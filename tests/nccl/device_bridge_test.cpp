@@ -22,11 +22,12 @@
 #include <vector>
 
 #include "deepcomm/nccl.h"
-#include "tests/support/forked_processes.h"
+#include "tests/support/nccl_ranks.h"
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using dctest::complain;
 
 // The test plugin's stand-ins for cudaStreamQuery and a long kernel, from the copy libnccl.so.2
 // loads (dlopen gives both the same one).
@@ -45,11 +46,6 @@ struct Emulated {
   }
 };
 
-int complain(int rank, const std::string& what) {
-  std::fprintf(stderr, "rank %d: %s\n", rank, what.c_str());
-  return 1;
-}
-
 // nccl-tests' wait: query the stream, and the communicator's asynchronous error, until one says so.
 ncclResult_t wait_for_stream(const Emulated& device, cudaStream_t stream, ncclComm_t comm, int timeout_ms) {
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
@@ -65,24 +61,7 @@ ncclResult_t wait_for_stream(const Emulated& device, cudaStream_t stream, ncclCo
 
 std::string run_ranks(int nranks, const std::function<int(int rank, int n, ncclComm_t comm)>& body,
                       const std::vector<int>& killed = {}) {
-  ncclUniqueId id;
-  if (ncclGetUniqueId(&id) != ncclSuccess) return ncclGetLastError(nullptr);
-  dctest::ForkedProcesses ranks;
-  for (int rank = 0; rank < nranks; ++rank) {
-    const bool dies = std::find(killed.begin(), killed.end(), rank) != killed.end();
-    ranks.start(
-        "rank " + std::to_string(rank), {{"DEEPCOMM_DEVICE_PLUGIN", TEST_STREAM_PLUGIN}},
-        [&, rank] {
-          ncclComm_t comm;
-          if (ncclCommInitRank(&comm, nranks, id, rank) != ncclSuccess)
-            return complain(rank, ncclGetLastError(nullptr));
-          const int failed = body(rank, nranks, comm);
-          if (killed.empty()) ncclCommDestroy(comm);
-          return failed;
-        },
-        dies);
-  }
-  return ranks.finish(120);
+  return dctest::run_nccl_ranks(nranks, {{"DEEPCOMM_DEVICE_PLUGIN", TEST_STREAM_PLUGIN}}, body, killed);
 }
 
 // One call on device memory and on host memory.
