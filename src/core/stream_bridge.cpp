@@ -264,17 +264,17 @@ dcResult_t StreamBridge::enqueue(std::vector<Part> parts) {
   // Input copies and doorbells, stream by stream. Until a doorbell is on a stream, the operation
   // can still be withdrawn.
   Status status;
-  size_t rung = 0;
-  for (; rung < lanes.size() && status.ok(); ++rung) {
+  size_t rung = 0;  // doorbells on their streams
+  for (size_t l = 0; l < lanes.size() && status.ok(); ++l) {
     for (const Part& p : op.parts)
-      if (status.ok() && p.stream.handle == lanes[rung].handle && p.in_bytes > 0)
+      if (status.ok() && p.stream.handle == lanes[l].handle && p.in_bytes > 0)
         status = streams_.enqueue_copy(p.stream, block + p.in_at, p.send, p.in_bytes);
-    if (status.ok()) status = streams_.enqueue_doorbell(lanes[rung], &doorbells[rung], op.number, wake_fd_);
+    if (status.ok()) status = streams_.enqueue_doorbell(lanes[l], &doorbells[l], op.number, wake_fd_);
+    if (status.ok()) ++rung;
   }
-  if (!status.ok() && rung <= 1) {
-    pool_.give(block);
-    return refuse(status.code, status.message);
-  }
+  // Nothing will ring: the operation never was. Its block stays out of the pool, since a copy into
+  // it may be on a stream already.
+  if (!status.ok() && rung == 0) return refuse(status.code, status.message);
   // From here streams ring its doorbells: the operation is the bridge's, whatever follows. Each
   // stream waits for it, copies its outputs and retires.
   called_ = op.number;
