@@ -211,13 +211,20 @@ DEEPCOMM_NCCL_API(ncclResult_t, ncclCommGetAsyncError, ncclComm_t comm, ncclResu
   });
 }
 
-// Registration with the communicator's transports (host memory: see dcCommRegister).
+// Registration with the communicator's transports (host memory: see dcCommRegister). Device
+// memory never reaches a transport (the stream bridge stages it): its handle only records it.
 DEEPCOMM_NCCL_API(ncclResult_t, ncclCommRegister, const ncclComm_t comm, void* buff, size_t size, void** handle) {
-  return guarded([&] { return to_nccl(dcCommRegister(to_dc(comm), buff, size, handle)); });
+  return guarded([&] {
+    if (dc::nccl::on_device({buff})) return to_nccl(dc::nccl::register_device_buffer(comm, buff, size, handle));
+    return to_nccl(dcCommRegister(to_dc(comm), buff, size, handle));
+  });
 }
 
 DEEPCOMM_NCCL_API(ncclResult_t, ncclCommDeregister, const ncclComm_t comm, void* handle) {
-  return guarded([&] { return to_nccl(dcCommDeregister(to_dc(comm), handle)); });
+  return guarded([&] {
+    if (dc::nccl::deregister_device_buffer(comm, handle)) return ncclSuccess;
+    return to_nccl(dcCommDeregister(to_dc(comm), handle));
+  });
 }
 
 DEEPCOMM_NCCL_API(ncclResult_t, ncclCommWindowRegister, ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win,

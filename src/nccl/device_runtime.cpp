@@ -117,6 +117,46 @@ class Bridges {
   std::atomic<int> count_{0};  // bridges_.size(), read without the lock
 };
 
+struct DeviceRegistration {
+  ncclComm_t comm;
+  void* buffer;
+  size_t bytes;
+};
+
+// The live device registrations; never destroyed (a program may deregister during exit).
+class DeviceRegistrations {
+ public:
+  static DeviceRegistrations& instance() {
+    static auto* registrations = new DeviceRegistrations;
+    return *registrations;
+  }
+
+  void* add(ncclComm_t comm, void* buffer, size_t bytes) {
+    auto registration = std::make_unique<DeviceRegistration>(DeviceRegistration{comm, buffer, bytes});
+    void* handle = registration.get();
+    std::lock_guard<std::mutex> lock(mutex_);
+    live_.emplace(handle, std::move(registration));
+    return handle;
+  }
+
+  bool remove(ncclComm_t comm, void* handle) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = live_.find(handle);
+    if (it == live_.end() || it->second->comm != comm) return false;
+    live_.erase(it);
+    return true;
+  }
+
+  void remove_all_of(ncclComm_t comm) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::erase_if(live_, [comm](const auto& entry) { return entry.second->comm == comm; });
+  }
+
+ private:
+  std::mutex mutex_;
+  std::unordered_map<void*, std::unique_ptr<DeviceRegistration>> live_;
+};
+
 }  // namespace
 
 bool on_device(std::initializer_list<const void*> buffers) {
@@ -181,9 +221,24 @@ void fail_bridge(ncclComm_t comm, const char* why) {
 }
 
 void end_bridge(ncclComm_t comm) {
+  DeviceRegistrations::instance().remove_all_of(comm);
   std::unique_ptr<StreamBridge> bridge = Bridges::instance().take(comm);
   if (bridge && !bridge->wait_until_run(kDeviceCallsWait))
     DC_WARN("ncclCommDestroy: device calls of the communicator never reached their streams; their gates open now");
+}
+
+dcResult_t register_device_buffer(ncclComm_t comm, void* buffer, size_t bytes, void** handle) {
+  if (handle == nullptr) fail(dcInvalidArgument, "DeepComm: ncclCommRegister: handle must not be NULL");
+  if (bytes == 0) fail(dcInvalidArgument, "DeepComm: cannot register an empty buffer");
+  int rank = 0;
+  if (const dcResult_t result = dcCommRank(reinterpret_cast<dcComm_t>(comm), &rank); result != dcSuccess)
+    return result;  // not a communicator: its message is set
+  *handle = DeviceRegistrations::instance().add(comm, buffer, bytes);
+  return dcSuccess;
+}
+
+bool deregister_device_buffer(ncclComm_t comm, void* handle) {
+  return DeviceRegistrations::instance().remove(comm, handle);
 }
 
 bool alloc_device_memory(void** pointer, size_t bytes) {

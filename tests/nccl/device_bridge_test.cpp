@@ -116,57 +116,62 @@ std::vector<Call> calls_of(int rank, int n, ncclComm_t comm) {
 }
 
 TEST(NcclDeviceBridge, DeviceCallsFollowTheirStreamAndGiveTheBytesOfHostMemory) {
-  EXPECT_EQ(run_ranks(4,
-                      [](int rank, int n, ncclComm_t comm) {
-                        Emulated device;
-                        if (!device.load()) return complain(rank, std::string("test plugin: ") + dlerror());
-                        const auto stream = reinterpret_cast<cudaStream_t>(uintptr_t{0x51});
-                        const std::vector<Call> calls = calls_of(rank, n, comm);
-                        std::vector<void*> in(calls.size()), out(calls.size());
-                        std::vector<std::vector<float>> inputs;
-                        for (size_t c = 0; c < calls.size(); ++c) {
-                          if (ncclMemAlloc(&in[c], calls[c].in_bytes) != ncclSuccess ||
-                              ncclMemAlloc(&out[c], calls[c].out_bytes) != ncclSuccess)
-                            return complain(rank, std::string("ncclMemAlloc: ") + ncclGetLastError(comm));
-                          inputs.emplace_back(calls[c].in_bytes / sizeof(float));
-                          for (size_t i = 0; i < inputs[c].size(); ++i)
-                            inputs[c][i] =
-                                0.5f * static_cast<float>(rank + 1) + 1e-3f * static_cast<float>((i * 7 + c) % 997);
-                          std::memcpy(in[c], inputs[c].data(), calls[c].in_bytes);  // cudaMemcpy, in the emulation
-                          std::memset(out[c], 0xff, calls[c].out_bytes);
-                        }
-                        // The stream is busy with earlier work: every call must return before it ran.
-                        device.busy(reinterpret_cast<uint64_t>(stream), 200);
-                        const auto start = Clock::now();
-                        for (size_t c = 0; c < calls.size(); ++c)
-                          if (calls[c].run(in[c], out[c], stream) != ncclSuccess)
-                            return complain(rank, calls[c].name + ": " + ncclGetLastError(comm));
-                        const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-                        if (ms > 150)
-                          return complain(rank, "the calls waited for their work: " + std::to_string(ms) + " ms");
-                        for (size_t c = 0; c < calls.size(); ++c)
-                          for (size_t b = 0; b < calls[c].out_bytes; ++b)
-                            if (static_cast<uint8_t*>(out[c])[b] != 0xff)
-                              return complain(rank, calls[c].name + " wrote its output before its stream got there");
-                        if (const ncclResult_t r = wait_for_stream(device, stream, comm, 30000); r != ncclSuccess)
-                          return complain(
-                              rank, std::string("the stream: ") + ncclGetErrorString(r) + " " + ncclGetLastError(comm));
-                        int failures = 0;
-                        for (size_t c = 0; c < calls.size(); ++c) {
-                          std::vector<uint8_t> host_out(calls[c].out_bytes, 0xff);
-                          // Host memory: the stream argument is ignored, the call is complete on return.
-                          if (calls[c].run(inputs[c].data(), host_out.data(), nullptr) != ncclSuccess)
-                            return complain(rank, calls[c].name + " on host memory: " + ncclGetLastError(comm));
-                          if (calls[c].defined && std::memcmp(host_out.data(), out[c], calls[c].out_bytes) != 0)
-                            failures +=
-                                complain(rank, calls[c].name + ": device memory got other bytes than host memory");
-                        }
-                        for (size_t c = 0; c < calls.size(); ++c)
-                          if (ncclMemFree(in[c]) != ncclSuccess || ncclMemFree(out[c]) != ncclSuccess)
-                            failures += complain(rank, std::string("ncclMemFree: ") + ncclGetLastError(comm));
-                        return failures;
-                      }),
-            "");
+  EXPECT_EQ(
+      run_ranks(
+          4,
+          [](int rank, int n, ncclComm_t comm) {
+            Emulated device;
+            if (!device.load()) return complain(rank, std::string("test plugin: ") + dlerror());
+            const auto stream = reinterpret_cast<cudaStream_t>(uintptr_t{0x51});
+            const std::vector<Call> calls = calls_of(rank, n, comm);
+            std::vector<void*> in(calls.size()), out(calls.size());
+            std::vector<std::vector<float>> inputs;
+            for (size_t c = 0; c < calls.size(); ++c) {
+              if (ncclMemAlloc(&in[c], calls[c].in_bytes) != ncclSuccess ||
+                  ncclMemAlloc(&out[c], calls[c].out_bytes) != ncclSuccess)
+                return complain(rank, std::string("ncclMemAlloc: ") + ncclGetLastError(comm));
+              inputs.emplace_back(calls[c].in_bytes / sizeof(float));
+              for (size_t i = 0; i < inputs[c].size(); ++i)
+                inputs[c][i] = 0.5f * static_cast<float>(rank + 1) + 1e-3f * static_cast<float>((i * 7 + c) % 997);
+              std::memcpy(in[c], inputs[c].data(), calls[c].in_bytes);  // cudaMemcpy, in the emulation
+              std::memset(out[c], 0xff, calls[c].out_bytes);
+            }
+            // The stream is busy with earlier work: every call must return before it ran.
+            device.busy(reinterpret_cast<uint64_t>(stream), 200);
+            const auto start = Clock::now();
+            for (size_t c = 0; c < calls.size(); ++c)
+              if (calls[c].run(in[c], out[c], stream) != ncclSuccess)
+                return complain(rank, calls[c].name + ": " + ncclGetLastError(comm));
+            const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+            if (ms > 150) return complain(rank, "the calls waited for their work: " + std::to_string(ms) + " ms");
+            for (size_t c = 0; c < calls.size(); ++c)
+              for (size_t b = 0; b < calls[c].out_bytes; ++b)
+                if (static_cast<uint8_t*>(out[c])[b] != 0xff)
+                  return complain(rank, calls[c].name + " wrote its output before its stream got there");
+            if (const ncclResult_t r = wait_for_stream(device, stream, comm, 30000); r != ncclSuccess)
+              return complain(rank, std::string("the stream: ") + ncclGetErrorString(r) + " " + ncclGetLastError(comm));
+            int failures = 0;
+            for (size_t c = 0; c < calls.size(); ++c) {
+              std::vector<uint8_t> host_out(calls[c].out_bytes, 0xff);
+              // Host memory: the stream argument is ignored, the call is complete on return.
+              if (calls[c].run(inputs[c].data(), host_out.data(), nullptr) != ncclSuccess)
+                return complain(rank, calls[c].name + " on host memory: " + ncclGetLastError(comm));
+              if (calls[c].defined && std::memcmp(host_out.data(), out[c], calls[c].out_bytes) != 0)
+                failures += complain(rank, calls[c].name + ": device memory got other bytes than host memory");
+            }
+            // Registering device memory works: the bridge stages it, the handle records it.
+            void* handle = nullptr;
+            if (ncclCommRegister(comm, in[0], calls[0].in_bytes, &handle) != ncclSuccess || handle == nullptr ||
+                ncclCommDeregister(comm, handle) != ncclSuccess)
+              failures += complain(rank, std::string("registering device memory: ") + ncclGetLastError(comm));
+            if (ncclCommDeregister(comm, handle) != ncclInvalidArgument)
+              failures += complain(rank, "a handle deregistered twice was accepted");
+            for (size_t c = 0; c < calls.size(); ++c)
+              if (ncclMemFree(in[c]) != ncclSuccess || ncclMemFree(out[c]) != ncclSuccess)
+                failures += complain(rank, std::string("ncclMemFree: ") + ncclGetLastError(comm));
+            return failures;
+          }),
+      "");
 }
 
 // A group of device calls on two streams: every rank sends before it receives (which only a group
