@@ -315,24 +315,21 @@ void StreamBridge::issue_loop() {
 }
 
 void StreamBridge::run_rung(std::unique_lock<std::mutex>& lock) {
-  // By index: callers append while the lock is released, and only this thread removes.
+  // By index: callers append while the lock is released (a deque keeps its elements in place), and
+  // only this thread removes. Operations run in call order, so those up to run_ have run.
   for (size_t i = 0; i < ops_.size() && !stopping_; ++i) {
-    if (ops_[i].ran) continue;
-    const uint64_t number = ops_[i].number;
+    const Op& op = ops_[i];
+    if (op.number <= run_) continue;
     if (!error_.ok()) {  // its gates are open already
-      ops_[i].ran = true;
-      run_ = number;
+      run_ = op.number;
       continue;
     }
-    if (!ops_[i].rung()) return;  // the next one in call order has not rung on every stream
-    const std::vector<Part> parts = ops_[i].parts;
-    uint8_t* block = ops_[i].block;
+    if (!op.rung()) return;  // the next one in call order has not rung on every stream
     lock.unlock();
-    const Status result = run(parts, block);
+    const Status result = run(op.parts, op.block);
     lock.lock();
-    ops_[i].ran = true;
-    run_ = number;
-    if (result.ok()) streams_.open_gate(gate_word_, number);
+    run_ = op.number;
+    if (result.ok()) streams_.open_gate(gate_word_, op.number);
     else record_failure(result);
     ran_changed_.notify_all();
   }

@@ -94,7 +94,6 @@ class StreamBridge {
     uint8_t* block = nullptr;  // pinned: a doorbell and a retirement word per stream, then the slots
     size_t lanes = 0;          // the streams among its parts
     std::vector<Part> parts;
-    bool ran = false;
     uint64_t* doorbells() const { return reinterpret_cast<uint64_t*>(block); }
     uint64_t* retirements() const { return doorbells() + lanes; }
     bool rung() const;     // on every stream
