@@ -212,10 +212,10 @@ DEEPCOMM_NCCL_API(ncclResult_t, ncclCommGetAsyncError, ncclComm_t comm, ncclResu
 }
 
 // Registration with the communicator's transports (host memory: see dcCommRegister). Device
-// memory never reaches a transport (the stream bridge stages it): its handle only records it.
+// memory never reaches a transport (the stream bridge stages it): its handle is one of the communicator's, checked at deregistration.
 DEEPCOMM_NCCL_API(ncclResult_t, ncclCommRegister, const ncclComm_t comm, void* buff, size_t size, void** handle) {
   return guarded([&] {
-    if (dc::nccl::on_device({buff})) return to_nccl(dc::nccl::register_device_buffer(comm, buff, size, handle));
+    if (dc::nccl::on_device({buff})) return to_nccl(dc::nccl::register_device_buffer(comm, size, handle));
     return to_nccl(dcCommRegister(to_dc(comm), buff, size, handle));
   });
 }

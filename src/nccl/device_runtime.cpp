@@ -117,12 +117,6 @@ class Bridges {
   std::atomic<int> count_{0};  // bridges_.size(), read without the lock
 };
 
-struct DeviceRegistration {
-  ncclComm_t comm;
-  void* buffer;
-  size_t bytes;
-};
-
 // The live device registrations; never destroyed (a program may deregister during exit).
 class DeviceRegistrations {
  public:
@@ -131,8 +125,9 @@ class DeviceRegistrations {
     return *registrations;
   }
 
-  void* add(ncclComm_t comm, void* buffer, size_t bytes) {
-    auto registration = std::make_unique<DeviceRegistration>(DeviceRegistration{comm, buffer, bytes});
+  // A handle of its own: the address of a cell that holds its communicator.
+  void* add(ncclComm_t comm) {
+    auto registration = std::make_unique<ncclComm_t>(comm);
     void* handle = registration.get();
     std::lock_guard<std::mutex> lock(mutex_);
     live_.emplace(handle, std::move(registration));
@@ -142,19 +137,19 @@ class DeviceRegistrations {
   bool remove(ncclComm_t comm, void* handle) {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = live_.find(handle);
-    if (it == live_.end() || it->second->comm != comm) return false;
+    if (it == live_.end() || *it->second != comm) return false;
     live_.erase(it);
     return true;
   }
 
   void remove_all_of(ncclComm_t comm) {
     std::lock_guard<std::mutex> lock(mutex_);
-    std::erase_if(live_, [comm](const auto& entry) { return entry.second->comm == comm; });
+    std::erase_if(live_, [comm](const auto& entry) { return *entry.second == comm; });
   }
 
  private:
   std::mutex mutex_;
-  std::unordered_map<void*, std::unique_ptr<DeviceRegistration>> live_;
+  std::unordered_map<void*, std::unique_ptr<ncclComm_t>> live_;
 };
 
 }  // namespace
@@ -227,13 +222,13 @@ void end_bridge(ncclComm_t comm) {
     DC_WARN("ncclCommDestroy: device calls of the communicator never reached their streams; their gates open now");
 }
 
-dcResult_t register_device_buffer(ncclComm_t comm, void* buffer, size_t bytes, void** handle) {
+dcResult_t register_device_buffer(ncclComm_t comm, size_t bytes, void** handle) {
   if (handle == nullptr) fail(dcInvalidArgument, "DeepComm: ncclCommRegister: handle must not be NULL");
   if (bytes == 0) fail(dcInvalidArgument, "DeepComm: cannot register an empty buffer");
   int rank = 0;
   if (const dcResult_t result = dcCommRank(reinterpret_cast<dcComm_t>(comm), &rank); result != dcSuccess)
     return result;  // not a communicator: its message is set
-  *handle = DeviceRegistrations::instance().add(comm, buffer, bytes);
+  *handle = DeviceRegistrations::instance().add(comm);
   return dcSuccess;
 }
 

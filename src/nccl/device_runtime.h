@@ -42,10 +42,10 @@ Status device_calls_error(ncclComm_t comm);
 void fail_bridge(ncclComm_t comm, const char* why);
 void end_bridge(ncclComm_t comm);
 
-// ncclCommRegister of device memory: a handle that records the buffer (the bridge stages device
+// ncclCommRegister of device memory: a handle of the communicator's (the bridge stages device
 // memory, so no transport sees it); the communicator is checked. deregister: false when handle is
 // not such a handle of comm. A destroyed communicator's handles go with end_bridge.
-dcResult_t register_device_buffer(ncclComm_t comm, void* buffer, size_t bytes, void** handle);
+dcResult_t register_device_buffer(ncclComm_t comm, size_t bytes, void** handle);
 bool deregister_device_buffer(ncclComm_t comm, void* handle);
 
 // ncclMemAlloc / ncclMemFree: device memory where a plugin serves it; false when none does.

@@ -159,7 +159,7 @@ TEST(NcclDeviceBridge, DeviceCallsFollowTheirStreamAndGiveTheBytesOfHostMemory) 
               if (calls[c].defined && std::memcmp(host_out.data(), out[c], calls[c].out_bytes) != 0)
                 failures += complain(rank, calls[c].name + ": device memory got other bytes than host memory");
             }
-            // Registering device memory works: the bridge stages it, the handle records it.
+            // Registering device memory works: the bridge stages it.
             void* handle = nullptr;
             if (ncclCommRegister(comm, in[0], calls[0].in_bytes, &handle) != ncclSuccess || handle == nullptr ||
                 ncclCommDeregister(comm, handle) != ncclSuccess)
