@@ -93,9 +93,11 @@ typedef struct {
    * dcSuccess or the error. Buffers of a call may be reused once that happened. */
   int blocking;
   const char* commName; /* shown in logs; may be NULL */
+  /* Contexts of the one-sided operations (dcPutSignal's ctx is in [0, rmaContexts)); 0: none. */
+  int rmaContexts;
 } dcConfig_t;
 #define DC_CONFIG_INIT \
-  { sizeof(dcConfig_t), 1, NULL }
+  { sizeof(dcConfig_t), 1, NULL, 1 }
 
 /* Bytes moved by this communicator's rank, per transport. */
 typedef struct {
@@ -284,10 +286,45 @@ dcResult_t dcRedOpDestroy(dcRedOp_t op, dcComm_t comm);
  * handle is released by dcCommDeregister or with the communicator. */
 dcResult_t dcCommRegister(dcComm_t comm, void* buf, size_t size, void** handle);
 dcResult_t dcCommDeregister(dcComm_t comm, void* handle);
-/* A window: memory every rank registers for collectives (flags: 0, or 1 for symmetric use). */
+/* A window: memory every rank registers, for collectives and one-sided operations (flags: 0, or
+ * 1 for symmetric use). Registration is collective: every rank registers its window (sizes may
+ * differ) in the same order with the communicator's other collectives, and learns every rank's
+ * size; a rank's handle then names that window on every rank. */
 typedef struct dcWindow* dcWindow_t;
 dcResult_t dcCommWindowRegister(dcComm_t comm, void* buf, size_t size, dcWindow_t* win, int flags);
 dcResult_t dcCommWindowDeregister(dcComm_t comm, dcWindow_t win);
+
+/* One-sided operations on host memory. dcPutSignal writes count elements of localbuf into peer's
+ * window win at byteOffset, then counts one signal (sigIdx, ctx) from this rank at the peer; it
+ * returns once localbuf may be reused. The peer takes no part: it sees the data once
+ * dcWaitSignal took the signal. Puts and signals to one peer land in the order they were issued.
+ * sigIdx is in [0, DC_SIGNALS_PER_CONTEXT), ctx in [0, the config's rmaContexts). Bad arguments
+ * (a peer out of range, a range past the end of the peer's window, a foreign window) are refused
+ * before anything is sent. Inside a group they run at its outermost end, the waits last. */
+#define DC_SIGNALS_PER_CONTEXT 16
+dcResult_t dcPutSignal(const void* localbuf, size_t count, dcDataType_t datatype, int peer, dcWindow_t win,
+                       size_t byteOffset, int sigIdx, int ctx, dcComm_t comm);
+/* A signal without data. */
+dcResult_t dcSignal(int peer, int sigIdx, int ctx, dcComm_t comm);
+/* Waits until opCount signals (beyond those taken before) arrived from peer on (sigIdx, ctx), for
+ * every entry, and takes them; bounded by DEEPCOMM_TIMEOUT, and ends with the communicator's
+ * error when it fails meanwhile (a peer dies, an abort). */
+typedef struct {
+  int opCount;
+  int peer;
+  int sigIdx;
+  int ctx;
+} dcSignalWait_t;
+dcResult_t dcWaitSignal(int nWaits, const dcSignalWait_t* waits, dcComm_t comm);
+/* Where this process can load and store peer's window win at byteOffset: this rank's own buffer,
+ * or a peer's window mapped here (a window in dcMemAlloc memory of a rank on this host that is
+ * reached over shared memory; a put to such a window is a store by the origin). dcInvalidUsage
+ * where the peer's window is not mapped here. */
+dcResult_t dcWindowPeerPointer(dcComm_t comm, dcWindow_t win, size_t byteOffset, int peer, void** ptr);
+/* The ranks [*first, *first + *size) whose windows in dcMemAlloc memory this rank can reach by
+ * load and store (NCCL's LSA team): this host's ranks when they are consecutive, every host has as
+ * many and they are connected over shared memory; otherwise the rank alone. */
+dcResult_t dcCommLoadStoreTeam(dcComm_t comm, int* first, int* size);
 
 /* Host memory that the shared-memory transport can hand to peers without a copy (memfd-backed). */
 dcResult_t dcMemAlloc(void** ptr, size_t size);

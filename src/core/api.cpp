@@ -6,6 +6,7 @@
 #include <mutex>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "base/c_abi_guard.h"
 #include "base/shareable_memory.h"
@@ -15,8 +16,10 @@
 #include "src/core/communicator.h"
 #include "src/core/compressed_issue.h"
 #include "src/core/issue.h"
+#include "src/core/one_sided.h"
 #include "src/core/registration.h"
 #include "src/core/suspend.h"
+#include "src/core/window_peers.h"
 #include "src/exec/comm_failure.h"
 #include "src/exec/engine_call.h"
 #include "src/exec/residual_store.h"
@@ -536,7 +539,14 @@ DC_EXPORT dcResult_t dcCommWindowRegister(dcComm_t comm, void* buf, size_t size,
     if (flags != 0 && flags != 1)
       dc::fail(dcInvalidArgument, "DeepComm: unknown window flags " + std::to_string(flags));
     dc::CommUse use(comm);
-    *win = reinterpret_cast<dcWindow_t>(dc::register_memory(use.get(), buf, size, true));
+    dc::Registration* window = dc::register_memory(use.get(), buf, size, true);
+    try {
+      dc::share_window(use.get(), window);
+    } catch (const dc::Error&) {
+      dc::deregister_memory(use.get(), window, true);
+      throw;
+    }
+    *win = reinterpret_cast<dcWindow_t>(window);
   });
 }
 
@@ -544,6 +554,53 @@ DC_EXPORT dcResult_t dcCommWindowDeregister(dcComm_t comm, dcWindow_t win) {
   return guarded([&] {
     dc::CommUse use(comm);
     dc::deregister_memory(use.get(), reinterpret_cast<dc::Registration*>(win), true);
+  });
+}
+
+DC_EXPORT dcResult_t dcPutSignal(const void* localbuf, size_t count, dcDataType_t datatype, int peer, dcWindow_t win,
+                                 size_t byteOffset, int sigIdx, int ctx, dcComm_t comm) {
+  return guarded([&] {
+    dc::CommUse use(comm);
+    dc::Registration* window = dc::checked_window(use.get(), win);
+    dc::put_signal(use.get(), localbuf, count, datatype, peer, window, byteOffset, sigIdx, ctx);
+  });
+}
+
+DC_EXPORT dcResult_t dcSignal(int peer, int sigIdx, int ctx, dcComm_t comm) {
+  return guarded([&] {
+    dc::CommUse use(comm);
+    dc::signal_peer(use.get(), peer, sigIdx, ctx);
+  });
+}
+
+DC_EXPORT dcResult_t dcWaitSignal(int nWaits, const dcSignalWait_t* waits, dcComm_t comm) {
+  return guarded([&] {
+    dc::CommUse use(comm);
+    if (nWaits < 0)
+      dc::fail(dcInvalidArgument, "DeepComm: dcWaitSignal: nWaits " + std::to_string(nWaits) + " is negative");
+    if (nWaits > 0) require(waits, "waits");
+    std::vector<dc::SignalWait> list;
+    for (int i = 0; i < nWaits; ++i) list.push_back({waits[i].opCount, waits[i].peer, waits[i].sigIdx, waits[i].ctx});
+    dc::wait_signals(use.get(), list);
+  });
+}
+
+DC_EXPORT dcResult_t dcWindowPeerPointer(dcComm_t comm, dcWindow_t win, size_t byteOffset, int peer, void** ptr) {
+  return guarded([&] {
+    require(ptr, "pointer");
+    dc::CommUse use(comm);
+    *ptr = dc::window_address(use.get(), dc::checked_window(use.get(), win), byteOffset, peer);
+  });
+}
+
+DC_EXPORT dcResult_t dcCommLoadStoreTeam(dcComm_t comm, int* first, int* size) {
+  return guarded([&] {
+    require(first, "first");
+    require(size, "size");
+    dc::CommUse use(comm);
+    const dc::LoadStoreTeam team = dc::load_store_team(use.get());
+    *first = team.first;
+    *size = team.size;
   });
 }
 

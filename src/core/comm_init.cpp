@@ -32,8 +32,14 @@ const char* user_comm_name(const dcConfig_t* config) {
   return config && config->size >= offsetof(dcConfig_t, commName) + sizeof(char*) ? config->commName : nullptr;
 }
 
-void apply_user_blocking(const dcConfig_t* config, Config* into) {
+void apply_user_options(const dcConfig_t* config, Config* into) {
   if (config && config->size >= offsetof(dcConfig_t, blocking) + sizeof(int)) into->blocking = config->blocking != 0;
+  if (config && config->size >= offsetof(dcConfig_t, rmaContexts) + sizeof(int)) {
+    if (config->rmaContexts < 0)
+      fail(dcInvalidArgument,
+           "DeepComm: dcConfig_t.rmaContexts must not be negative, not " + std::to_string(config->rmaContexts));
+    into->rma_contexts = config->rmaContexts;
+  }
 }
 
 // The settings a communicator runs with, also where the executor needs them.
@@ -122,7 +128,7 @@ dcComm* start_comm(int nranks, int rank, uint64_t session, const dcConfig_t* con
   comm->exec.nranks = nranks;
   comm->exec.id = session;
   if (const char* name = user_comm_name(config)) comm->name = name;
-  apply_user_blocking(config, &comm->config);
+  apply_user_options(config, &comm->config);
   return complete_setup(std::move(comm), std::move(connect));
 }
 
@@ -177,7 +183,7 @@ dcComm* split_comm(dcComm* parent, int color, int key, const dcConfig_t* config)
 
   auto child = std::make_unique<dcComm>();
   adopt_config(child.get(), parent->config);
-  apply_user_blocking(config, &child->config);
+  apply_user_options(config, &child->config);
   child->exec.links = parent->exec.links;
   child->name = parent->name;
   if (const char* name = user_comm_name(config)) child->name = name;

@@ -51,6 +51,7 @@ struct dcComm {
   // Caller side (the one thread issuing operations).
   uint64_t next_split_seq = 0;
   uint64_t next_shrink_seq = 0;
+  uint32_t next_window_number = 0;  // windows are numbered in registration order (one_sided.h)
   // The grow id this rank got (dcCommGrowId) and no grow consumed yet, and when its root stops.
   std::optional<dcUniqueId> grow_id;
   std::chrono::steady_clock::time_point grow_id_expiry;

@@ -29,6 +29,7 @@ struct Config {
   int connect_timeout_ms = 60000;                     // DEEPCOMM_CONNECT_TIMEOUT (seconds)
   int bootstrap_timeout_ms = 120000;                  // DEEPCOMM_BOOTSTRAP_TIMEOUT (ms, read by bootstrap)
   bool blocking = true;                               // dcConfig_t.blocking (not from the environment)
+  int rma_contexts = 1;                               // dcConfig_t.rmaContexts (not from the environment)
   // DEEPCOMM_COMPRESS: all-reduces of float32/16, bfloat16 with sum or avg of at least
   // DEEPCOMM_COMPRESS_MIN_BYTES run compressed with this spec (unset, "" or "off": never).
   std::optional<compression::Spec> compress;

@@ -35,6 +35,8 @@ struct GroupState {
   int depth = 0;
   std::vector<PendingOp> ops;
   Status first_error;  // an error raised inside the group is reported again at dcGroupEnd
+  // One-sided calls, run after the operations: puts and signals in call order, then the waits.
+  std::vector<std::function<void()>> one_sided_sends, one_sided_waits;
 };
 thread_local GroupState t_group;
 
@@ -176,12 +178,6 @@ PendingOp prepare(dcComm* comm, const OpArgs& asked) {
   return p;
 }
 
-Status timeout_status(int timeout_ms) {
-  return Status::failure(dcSystemError, "DeepComm: an operation made no progress within DEEPCOMM_TIMEOUT (" +
-                                            std::to_string(timeout_ms / 1000) +
-                                            " s); a peer stalled or stopped calling");
-}
-
 // A flat operation counts as in flight (destroy and abort wait for it) from its post to its end.
 void begin_flat(ExecComm* comm) {
   std::lock_guard<std::mutex> lock(comm->inflight_mutex);
@@ -261,6 +257,12 @@ void remember_pending(dcComm* comm, const std::shared_ptr<OpBatch>& batch) {
 }
 
 }  // namespace
+
+Status timeout_status(int timeout_ms) {
+  return Status::failure(dcSystemError, "DeepComm: an operation made no progress within DEEPCOMM_TIMEOUT (" +
+                                            std::to_string(timeout_ms / 1000) +
+                                            " s); a peer stalled or stopped calling");
+}
 
 void validate(dcComm* comm, const OpArgs& a) {
   checked_comm(comm);
@@ -364,12 +366,10 @@ bool queued_in_group(const dcComm* comm) {
   return std::any_of(t_group.ops.begin(), t_group.ops.end(), [comm](const PendingOp& p) { return p.comm == comm; });
 }
 
-dcResult_t group_end() {
-  if (t_group.depth == 0) fail(dcInvalidUsage, "DeepComm: group end without a matching group start");
-  if (--t_group.depth > 0) return dcSuccess;
-  std::vector<PendingOp> ops = std::move(t_group.ops);
-  Status first_error = t_group.first_error;
-  t_group = GroupState{};
+namespace {
+
+// The operations of an ended group: submitted together, flat ones on this thread.
+dcResult_t run_group(std::vector<PendingOp> ops, Status first_error) {
   // Operations accepted inside the group run even when another call in it was refused: the other
   // ranks run theirs, and sequence numbers were taken. The refusal is reported after them.
   if (ops.empty()) {
@@ -406,6 +406,40 @@ dcResult_t group_end() {
   }
   wait_batch(batch, timeout_ms, comms);
   return dcSuccess;
+}
+
+}  // namespace
+
+bool defer_one_sided(std::function<void()> call, bool wait) {
+  if (t_group.depth == 0) return false;
+  (wait ? t_group.one_sided_waits : t_group.one_sided_sends).push_back(std::move(call));
+  return true;
+}
+
+dcResult_t group_end() {
+  if (t_group.depth == 0) fail(dcInvalidUsage, "DeepComm: group end without a matching group start");
+  if (--t_group.depth > 0) return dcSuccess;
+  GroupState group = std::move(t_group);
+  t_group = GroupState{};
+  Status first_error;
+  dcResult_t state = dcSuccess;
+  try {
+    state = run_group(std::move(group.ops), group.first_error);
+  } catch (const Error& e) {
+    first_error = Status::failure(e.code(), e.what());
+  }
+  // One-sided calls cannot deadlock with the operations: they need nothing from the peers' calls.
+  for (auto* calls : {&group.one_sided_sends, &group.one_sided_waits}) {
+    for (const auto& call : *calls) {
+      try {
+        call();
+      } catch (const Error& e) {
+        if (first_error.ok()) first_error = Status::failure(e.code(), e.what());
+      }
+    }
+  }
+  if (!first_error.ok()) throw Error(first_error.code, first_error.message);
+  return state;
 }
 
 double group_simulate_end() {

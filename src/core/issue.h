@@ -2,6 +2,8 @@
 // requests. This is where the API's completion semantics live.
 #pragma once
 
+#include <functional>
+
 #include "deepcomm/deepcomm.h"
 #include "src/core/communicator.h"
 #include "src/exec/operation.h"
@@ -26,6 +28,9 @@ void validate(dcComm* comm, const OpArgs& args);
 // dcInProgress (dcCommGetAsyncError reports its progress).
 dcResult_t issue(dcComm* comm, const OpArgs& args, dcRequest_t* request);
 
+// The error of an operation that made no progress within timeout_ms (the communicator fails with it).
+Status timeout_status(int timeout_ms);
+
 // An all-reduce (min) of one value on the engine, for set-up steps (no validation, no flat path).
 int32_t agree_min(dcComm* comm, int32_t value);
 
@@ -34,6 +39,10 @@ void group_start();
 bool group_open();
 // True when this thread's open group holds operations of comm (accepted, not started yet).
 bool queued_in_group(const dcComm* comm);
+// Inside a group: keeps a one-sided call (one_sided.h) for the group's outermost end, where it
+// runs after the group's operations (puts and signals in call order, then the waits). False
+// outside a group: the caller runs it now.
+bool defer_one_sided(std::function<void()> call, bool wait);
 // dcInProgress when the group holds operations of a nonblocking communicator (they were started).
 dcResult_t group_end();
 

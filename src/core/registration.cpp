@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "src/exec/engine_call.h"
+#include "src/exec/rma_channel.h"
 
 namespace dc {
 
@@ -39,6 +40,8 @@ void deregister_memory(dcComm* comm, Registration* handle, bool window) {
   Registration* r = reg.get();
   call_on_engine(
       [comm, r] {
+        // Nothing of a peer's put lands in a window once it is gone (one_sided.h).
+        if (r->window && comm->exec.rma) comm->exec.rma->remove_window(r->window_number);
         for (size_t i = 0; i < r->per_transport.size(); ++i)
           comm->exec.links->transports[i]->deregister_memory(r->per_transport[i]);
       },

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
+#include <vector>
 
 #include "src/core/communicator.h"
 
@@ -15,6 +17,12 @@ struct Registration {
   void* addr = nullptr;
   size_t size = 0;
   bool window = false;  // made by a window registration
+  // A window's number (the same on every rank) and every rank's size of it (one_sided.h), and
+  // where this process reaches each rank's window (window_peers.h: nullptr where it cannot).
+  uint32_t window_number = 0;
+  std::vector<uint64_t> window_sizes;
+  std::vector<void*> window_addresses;
+  std::shared_ptr<void> peer_mappings;  // unmaps the peers' windows with the registration
   std::vector<MemoryRegistration> per_transport;
 };
 

@@ -7,6 +7,7 @@
 #include "src/exec/engine_call.h"
 #include "src/exec/flat_board.h"
 #include "src/exec/operation.h"
+#include "src/exec/rma_channel.h"
 #include "src/exec/signature.h"
 
 namespace dc {
@@ -137,6 +138,7 @@ void fail_comm(ExecComm* comm, const Status& status, uint64_t first_collective) 
   for (const auto& op : ops)
     if (!op->is_collective() || op->sequence() >= first_collective) op->fail(status);
   if (comm->board) comm->board->wake_all();  // a flat operation waiting on the board sees it now
+  if (comm->rma) comm->rma->fail(status);    // and so does a rank waiting for signals
 }
 
 void fail_comm_from_caller(ExecComm* comm, const Status& status) {
@@ -169,6 +171,7 @@ std::vector<int> gone_peers(ExecComm* comm) { return comm->control ? comm->contr
 
 void stop_control_channel(ExecComm* comm) {
   if (comm->control) comm->control->comm = nullptr;
+  if (comm->rma) comm->rma->stop();
 }
 
 }  // namespace dc

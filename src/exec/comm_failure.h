@@ -32,8 +32,8 @@ std::vector<int> gone_peers(ExecComm* comm);
 // Tells the other ranks this one destroys its communicator in order, so that its connections
 // closing afterwards is not taken for a death. Sent before the final flush.
 void announce_leave(ExecComm* comm);
-// Detaches them before the communicator is freed (their receives stay posted until the
-// connections close, and then find no communicator).
+// Detaches them, and the one-sided channel's, before the communicator is freed (their receives
+// stay posted until the connections close, and then find no communicator).
 void stop_control_channel(ExecComm* comm);
 
 }  // namespace dc

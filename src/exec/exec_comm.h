@@ -24,6 +24,7 @@ class Operation;
 class FlatBoard;
 class ResidualStore;
 struct ControlChannel;
+class RmaChannel;
 
 // Transports of one rank and its connections to every peer (index = rank in the communicator that
 // created them), shared by a communicator and the ones split or shrunk from it (their messages
@@ -60,6 +61,7 @@ struct ExecComm {
   uint64_t failed_from = 0;  // ... except collectives numbered below this (see fail_comm)
   Status failure;
   std::shared_ptr<ControlChannel> control;
+  std::shared_ptr<RmaChannel> rma;        // one-sided traffic, from the first window or one-sided call
   ScratchMemory scratch[3];               // 0: the plan's scratch; 1: pre-multiplied input; 2: compressed messages
   std::atomic<uint64_t> scratch_held{0};  // their bytes, readable from any thread
   // Error feedback of compressed all-reduces on the NCCL path (made on first use).

@@ -1,5 +1,5 @@
-// Argument checks shared by the NCCL 2.30 entry points, and the errors of the functions DeepComm
-// does not implement yet (ncclInvalidUsage with a message naming the function and the version).
+// Argument checks shared by the NCCL 2.30 entry points, and the error of the device-API functions
+// DeepComm does not implement yet (ncclInvalidUsage with a message naming the function and the version).
 #pragma once
 
 #include <string>
@@ -8,15 +8,10 @@
 
 namespace dc::nccl {
 
-// The version in "not implemented yet" messages.
+// The version in "no device-initiated API yet" messages.
 inline std::string deepcomm_version() {
   return std::to_string(DEEPCOMM_VERSION_MAJOR) + "." + std::to_string(DEEPCOMM_VERSION_MINOR) + "." +
          std::to_string(DEEPCOMM_VERSION_PATCH);
-}
-
-[[noreturn]] inline void not_implemented(const char* function) {
-  fail(dcInvalidUsage,
-       std::string("DeepComm: ") + function + " is not implemented yet in DeepComm " + deepcomm_version());
 }
 
 [[noreturn]] inline void no_device_api(const char* function) {
@@ -49,6 +44,21 @@ inline CommShape comm_shape(ncclComm_t comm, const char* function) {
     fail(result, prefix + function + ": " + (message.empty() ? "not a communicator" : message));
   }
   return shape;
+}
+
+// The world ranks [first, first + size) of the rank's LSA team (dcCommLoadStoreTeam: this host's
+// ranks when their windows can be mapped into one another, else the rank alone).
+struct LsaTeam {
+  int first = 0;
+  int size = 1;
+};
+
+inline LsaTeam lsa_team(ncclComm_t comm, const char* function) {
+  comm_shape(comm, function);
+  LsaTeam team;
+  const dcResult_t result = dcCommLoadStoreTeam(to_dc(comm), &team.first, &team.size);
+  if (result != dcSuccess) fail(result, std::string("DeepComm: ") + function + ": " + dcGetLastError());
+  return team;
 }
 
 inline void require_peer(const CommShape& shape, int peer, const char* function) {

@@ -49,9 +49,12 @@ dcConfig_t comm_config_from_nccl(const ncclConfig_t& user) {
   }
   if (known.commName != NCCL_CONFIG_UNDEF_PTR) config.commName = known.commName;
   // Contexts of the one-sided operations (2.30); 0 turns them off.
-  if (known.numRmaCtx != NCCL_CONFIG_UNDEF_INT && known.numRmaCtx < 0) {
-    fail(dcInvalidArgument,
-         "DeepComm: ncclConfig_t.numRmaCtx must not be negative, not " + std::to_string(known.numRmaCtx));
+  if (known.numRmaCtx != NCCL_CONFIG_UNDEF_INT) {
+    if (known.numRmaCtx < 0) {
+      fail(dcInvalidArgument,
+           "DeepComm: ncclConfig_t.numRmaCtx must not be negative, not " + std::to_string(known.numRmaCtx));
+    }
+    config.rmaContexts = known.numRmaCtx;
   }
   return config;
 }

@@ -14,6 +14,8 @@ using dc::nccl::invalid_argument;
 using dc::nccl::no_device_api;
 using dc::nccl::require_input;
 using dc::nccl::require_output;
+using dc::nccl::to_dc;
+using dc::nccl::to_nccl;
 
 // ncclGin{Outbox,InboxA2A}CreateRequirement (below): NVIDIA declares them only in its Windows
 // headers (gin_win_stub.h) but exports them on Linux too; their handle types stay opaque here.
@@ -38,8 +40,8 @@ DEEPCOMM_NCCL_API(ncclResult_t, ncclCommQueryProperties, ncclComm_t comm, ncclCo
     known.deviceApiSupport = false;
     known.multimemSupport = false;
     known.ginType = NCCL_GIN_TYPE_NONE;
-    known.nLsaTeams = shape.nranks;  // every LSA team is one rank (see ncclTeamLsa)
-    known.hostRmaSupport = false;    // ncclPutSignal is not implemented yet
+    known.nLsaTeams = shape.nranks / dc::nccl::lsa_team(comm, kFunction).size;  // see ncclTeamLsa
+    known.hostRmaSupport = true;                                                // ncclPutSignal on host memory
     known.railedGinType = NCCL_GIN_TYPE_NONE;
     const std::size_t end = props->size < sizeof known ? props->size : sizeof known;
     std::memcpy(reinterpret_cast<char*>(props) + kHeader, reinterpret_cast<const char*>(&known) + kHeader,
@@ -86,20 +88,7 @@ DEEPCOMM_NCCL_API(ncclResult_t, ncclGetMultimemDevicePointer, ncclWindow_t windo
   });
 }
 
-namespace {
-
-// Address of offset in the calling rank's own window buffer.
-void* own_window_address(const dc::nccl::WindowRecord& window, size_t offset, const char* function) {
-  if (offset >= window.size) {
-    invalid_argument(function, "offset " + std::to_string(offset) + " is past the window's " +
-                                   std::to_string(window.size) + " bytes");
-  }
-  return static_cast<char*>(window.buffer) + offset;
-}
-
-}  // namespace
-
-// The LSA team is the rank alone (see ncclTeamLsa): LSA rank 0 is this rank's own buffer.
+// LSA rank r is world rank first + r of the rank's LSA team (see ncclTeamLsa).
 DEEPCOMM_NCCL_API(ncclResult_t, ncclGetLsaDevicePointer, ncclWindow_t window, size_t offset, int lsaRank,
                   void** outPtr) {
   return guarded([&] {
@@ -107,32 +96,25 @@ DEEPCOMM_NCCL_API(ncclResult_t, ncclGetLsaDevicePointer, ncclWindow_t window, si
     require_input(window, kFunction, "window");
     require_output(outPtr, kFunction, "outPtr");
     const dc::nccl::WindowRecord record = dc::nccl::window_record(window, nullptr, kFunction);
-    if (lsaRank != 0) {
-      invalid_argument(kFunction, "lsaRank " + std::to_string(lsaRank) +
-                                      " is not in this rank's LSA team (the rank alone: no window "
-                                      "is mapped into a peer yet)");
+    const dc::nccl::LsaTeam lsa = dc::nccl::lsa_team(record.comm, kFunction);
+    if (lsaRank < 0 || lsaRank >= lsa.size) {
+      invalid_argument(kFunction, "lsaRank " + std::to_string(lsaRank) + " is not in this rank's LSA team of " +
+                                      std::to_string(lsa.size));
     }
-    *outPtr = own_window_address(record, offset, kFunction);
-    return ncclSuccess;
+    return to_nccl(dcWindowPeerPointer(to_dc(record.comm), reinterpret_cast<dcWindow_t>(window), offset,
+                                       lsa.first + lsaRank, outPtr));
   });
 }
 
-// This rank's own buffer; a peer's is not mapped here yet.
+// This rank's own buffer, or a peer's window mapped into this process (dcWindowPeerPointer: a window
+// in ncclMemAlloc memory of a rank on this host, over shared memory).
 DEEPCOMM_NCCL_API(ncclResult_t, ncclGetPeerDevicePointer, ncclWindow_t window, size_t offset, int peer, void** outPtr) {
   return guarded([&] {
     constexpr const char* kFunction = "ncclGetPeerDevicePointer";
     require_input(window, kFunction, "window");
     require_output(outPtr, kFunction, "outPtr");
     const dc::nccl::WindowRecord record = dc::nccl::window_record(window, nullptr, kFunction);
-    const dc::nccl::CommShape shape = comm_shape(record.comm, kFunction);
-    dc::nccl::require_peer(shape, peer, kFunction);
-    if (peer != shape.rank) {
-      dc::fail(dcInvalidUsage, std::string("DeepComm: ") + kFunction + ": DeepComm " + dc::nccl::deepcomm_version() +
-                                   " does not map windows into peers yet, so peer " + std::to_string(peer) +
-                                   "'s window has no address here");
-    }
-    *outPtr = own_window_address(record, offset, kFunction);
-    return ncclSuccess;
+    return to_nccl(dcWindowPeerPointer(to_dc(record.comm), reinterpret_cast<dcWindow_t>(window), offset, peer, outPtr));
   });
 }
 

@@ -1,7 +1,8 @@
 // The pure computations of NCCL's device API: teams, rank conversions, and the resource sizes of
-// LSA barriers and LL all-to-alls, with NCCL 2.30's formulas. DeepComm maps no window into a peer
-// yet, so every rank's LSA team (the ranks it can load from and store to) is the rank alone, and
-// the rail team is the world.
+// LSA barriers and LL all-to-alls, with NCCL 2.30's formulas. A rank's LSA team (the ranks whose
+// windows in ncclMemAlloc memory it can load from and store to) is its host's ranks when they are
+// consecutive, equal in number on every host and connected over shared memory, else the rank
+// alone (dcCommLoadStoreTeam); the rail team is the outer factor of the world by it.
 #include <cstring>
 
 #include "src/nccl/checks.h"
@@ -10,12 +11,11 @@ using dc::nccl::comm_shape;
 using dc::nccl::CommShape;
 using dc::nccl::guarded;
 using dc::nccl::invalid_argument;
+using dc::nccl::lsa_team;
+using dc::nccl::LsaTeam;
 using dc::nccl::require_output;
 
 namespace {
-
-constexpr int kLsaSize = 1;
-constexpr int kLsaSelf = 0;
 
 // The team of comm, or the empty team (with the error in ncclGetLastError) for a bad comm.
 template <typename MakeTeam>
@@ -51,13 +51,17 @@ DEEPCOMM_NCCL_API(ncclTeam_t, ncclTeamWorld, ncclComm_t comm) {
 }
 
 DEEPCOMM_NCCL_API(ncclTeam_t, ncclTeamLsa, ncclComm_t comm) {
-  return team_of(comm, "ncclTeamLsa", [](const CommShape&) { return ncclTeam_t{kLsaSize, kLsaSelf, 1}; });
+  return team_of(comm, "ncclTeamLsa", [comm](const CommShape& shape) {
+    const LsaTeam lsa = lsa_team(comm, "ncclTeamLsa");
+    return ncclTeam_t{lsa.size, shape.rank - lsa.first, 1};
+  });
 }
 
 // NCCL: the outer factor of the world by the LSA team.
 DEEPCOMM_NCCL_API(ncclTeam_t, ncclTeamRail, ncclComm_t comm) {
-  return team_of(comm, "ncclTeamRail", [](const CommShape& shape) {
-    return ncclTeam_t{shape.nranks / kLsaSize, shape.rank / kLsaSize, kLsaSize};
+  return team_of(comm, "ncclTeamRail", [comm](const CommShape& shape) {
+    const int size = lsa_team(comm, "ncclTeamRail").size;
+    return ncclTeam_t{shape.nranks / size, shape.rank / size, size};
   });
 }
 
@@ -69,14 +73,17 @@ DEEPCOMM_NCCL_API(int, ncclTeamRankToWorld, ncclComm_t comm, ncclTeam_t team, in
 // this rank's LSA team.
 DEEPCOMM_NCCL_API(int, ncclTeamRankToLsa, ncclComm_t comm, ncclTeam_t team, int rank) {
   constexpr const char* kFunction = "ncclTeamRankToLsa";
-  if (team_rank_to_world(comm, team, rank, kFunction) < 0) return -1;
-  const int lsa = kLsaSelf + (rank - team.rank) * team.stride;
-  if (lsa < 0 || lsa >= kLsaSize) {
-    guarded([&]() -> ncclResult_t {
+  const int world = team_rank_to_world(comm, team, rank, kFunction);
+  if (world < 0) return -1;
+  int lsa = -1;
+  guarded([&]() -> ncclResult_t {
+    const LsaTeam mine = lsa_team(comm, kFunction);
+    if (world < mine.first || world >= mine.first + mine.size) {
       invalid_argument(kFunction, "rank " + std::to_string(rank) + " of the team is not in this rank's LSA team");
-    });
-    return -1;
-  }
+    }
+    lsa = world - mine.first;
+    return ncclSuccess;
+  });
   return lsa;
 }
 

@@ -1,8 +1,8 @@
 // What NCCL 2.30 added to the ABI, as a program sees it: the pure device-API computations give
 // NCCL's results (formulas of NVIDIA's nccl_device headers), ncclCommQueryProperties describes a
-// host-memory communicator, window pointers reach the rank's own buffer, the elastic and suspend functions
-// check their arguments, and the functions DeepComm does not implement yet check their arguments
-// and then refuse with ncclInvalidUsage and a message that says so.
+// host-memory communicator, window pointers reach the rank's own buffer, the elastic, suspend and
+// one-sided functions check their arguments, and the device-API functions DeepComm does not
+// implement yet refuse with ncclInvalidUsage and a message that says so.
 #include <gtest/gtest.h>
 
 #include <cstddef>
@@ -24,23 +24,11 @@ constexpr int kRanks = 2;
 using dctest::call_on_fresh_thread;
 using dctest::Refusal;
 
-const std::string kVersion = std::to_string(DEEPCOMM_VERSION_MAJOR) + "." + std::to_string(DEEPCOMM_VERSION_MINOR) +
-                             "." + std::to_string(DEEPCOMM_VERSION_PATCH);
-
 #define EXPECT_REFUSED(call, code)                                         \
   do {                                                                     \
     const Refusal refusal_ = call_on_fresh_thread([&] { return (call); }); \
     EXPECT_EQ(refusal_.result, code) << #call;                             \
     EXPECT_NE(refusal_.message, "") << #call;                              \
-  } while (0)
-
-#define EXPECT_NOT_IMPLEMENTED(call, function)                                                                  \
-  do {                                                                                                          \
-    const Refusal refusal_ = call_on_fresh_thread([&] { return (call); });                                      \
-    EXPECT_EQ(refusal_.result, ncclInvalidUsage) << #call;                                                      \
-    EXPECT_NE(refusal_.message.find(std::string(function) + " is not implemented yet in DeepComm " + kVersion), \
-              std::string::npos)                                                                                \
-        << refusal_.message;                                                                                    \
   } while (0)
 
 #define EXPECT_NO_DEVICE_API(call)                                                                              \
@@ -58,6 +46,20 @@ class Nccl230 : public ::testing::Test {
   }
   void TearDown() override {
     for (ncclComm_t comm : comms_) EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
+  }
+  // Registers buffers[r] as rank r's window, every rank on its own thread (registration is
+  // collective); false when one failed.
+  bool register_windows(std::vector<std::vector<char>>& buffers, ncclWindow_t* windows) {
+    ncclResult_t results[kRanks];
+    std::vector<std::thread> ranks;
+    for (int r = 0; r < kRanks; ++r) {
+      ranks.emplace_back([&, r] {
+        results[r] =
+            ncclCommWindowRegister(comms_[r], buffers[r].data(), buffers[r].size(), &windows[r], NCCL_WIN_DEFAULT);
+      });
+    }
+    for (auto& t : ranks) t.join();
+    return results[0] == ncclSuccess && results[1] == ncclSuccess;
   }
   ncclComm_t comms_[kRanks] = {};
 };
@@ -82,24 +84,27 @@ TEST(Nccl230Library, VersionIs23007) {
   EXPECT_STREQ(ncclGetErrorString(ncclTimeout), "timeout");
 }
 
+// The fixture's ranks share a host over shared memory: the LSA team is the world and the rail team
+// one rank (the rank alone as LSA team, over TCP: nccl_one_sided_test).
 TEST_F(Nccl230, TeamsOfAHostMemoryCommunicator) {
   for (int rank = 0; rank < kRanks; ++rank) {
     const ncclTeam_t world = ncclTeamWorld(comms_[rank]);
     const ncclTeam_t lsa = ncclTeamLsa(comms_[rank]);
     const ncclTeam_t rail = ncclTeamRail(comms_[rank]);
     expect_team(world, kRanks, rank, 1);
-    expect_team(lsa, 1, 0, 1);  // no window is mapped into a peer: the rank alone
+    expect_team(lsa, kRanks, rank, 1);
     const ncclTeam_t expected_rail = outer_factor(world, lsa.nRanks);
     expect_team(rail, expected_rail.nRanks, expected_rail.rank, expected_rail.stride);
+    expect_team(rail, 1, 0, kRanks);
     for (int r = 0; r < kRanks; ++r) {
       // comm.rank + (r - team.rank) * team.stride
       EXPECT_EQ(ncclTeamRankToWorld(comms_[rank], world, r), r);
-      EXPECT_EQ(ncclTeamRankToWorld(comms_[rank], rail, r), r);
+      EXPECT_EQ(ncclTeamRankToWorld(comms_[rank], lsa, r), r);
+      EXPECT_EQ(ncclTeamRankToLsa(comms_[rank], world, r), r);
+      EXPECT_EQ(ncclTeamRankToLsa(comms_[rank], lsa, r), r);
     }
-    EXPECT_EQ(ncclTeamRankToWorld(comms_[rank], lsa, 0), rank);
-    EXPECT_EQ(ncclTeamRankToLsa(comms_[rank], lsa, 0), 0);
-    EXPECT_EQ(ncclTeamRankToLsa(comms_[rank], world, rank), 0);
-    EXPECT_EQ(ncclTeamRankToLsa(comms_[rank], world, 1 - rank), -1);  // not load/store reachable
+    EXPECT_EQ(ncclTeamRankToWorld(comms_[rank], rail, 0), rank);
+    EXPECT_EQ(ncclTeamRankToWorld(comms_[rank], rail, 1), -1);  // the rail team has one rank
   }
 }
 
@@ -166,8 +171,8 @@ TEST_F(Nccl230, QueryPropertiesDescribesAHostMemoryCommunicator) {
     EXPECT_FALSE(props.deviceApiSupport);
     EXPECT_FALSE(props.multimemSupport);
     EXPECT_EQ(props.ginType, NCCL_GIN_TYPE_NONE);
-    EXPECT_EQ(props.nLsaTeams, kRanks);
-    EXPECT_FALSE(props.hostRmaSupport);
+    EXPECT_EQ(props.nLsaTeams, 1);      // one host, over shared memory
+    EXPECT_TRUE(props.hostRmaSupport);  // ncclPutSignal on host memory
     EXPECT_EQ(props.railedGinType, NCCL_GIN_TYPE_NONE);
   }
   // A struct from an older header is shorter: nothing past its size is written.
@@ -198,26 +203,28 @@ TEST_F(Nccl230, DeviceCommunicatorsAreNotAvailable) {
   EXPECT_REFUSED(ncclDevCommCreate(nullptr, &reqs, out), ncclInvalidArgument);
 }
 
-// A window is registered, not mapped into the peers: the LSA team is the rank alone, and the only
-// address a rank gets is one in its own buffer.
-TEST_F(Nccl230, WindowPointersReachTheRanksOwnBufferOnly) {
-  std::vector<char> buffer(4096);
-  ncclWindow_t win = nullptr;
-  ASSERT_EQ(ncclCommWindowRegister(comms_[1], buffer.data(), buffer.size(), &win, NCCL_WIN_DEFAULT), ncclSuccess)
-      << ncclGetLastError(nullptr);
+// Windows in ordinary memory are not mapped into the peers: the only address a rank gets, by world
+// or LSA rank, is one in its own buffer (mapped windows: nccl_one_sided_test).
+TEST_F(Nccl230, WindowPointersOfOrdinaryMemoryReachTheRanksOwnBufferOnly) {
+  std::vector<std::vector<char>> buffers(kRanks, std::vector<char>(4096));
+  ncclWindow_t windows[kRanks] = {};
+  ASSERT_TRUE(register_windows(buffers, windows)) << ncclGetLastError(nullptr);
+  std::vector<char>& buffer = buffers[1];
+  ncclWindow_t win = windows[1];
   void* pointer = nullptr;
   ASSERT_EQ(ncclGetPeerDevicePointer(win, 16, 1, &pointer), ncclSuccess) << ncclGetLastError(nullptr);
   EXPECT_EQ(pointer, buffer.data() + 16);
   pointer = nullptr;
-  ASSERT_EQ(ncclGetLsaDevicePointer(win, 4095, 0, &pointer), ncclSuccess) << ncclGetLastError(nullptr);
+  ASSERT_EQ(ncclGetLsaDevicePointer(win, 4095, 1, &pointer), ncclSuccess) << ncclGetLastError(nullptr);
   EXPECT_EQ(pointer, buffer.data() + 4095);
 
   void* untouched = &buffer;  // sentinel
   const Refusal peer = call_on_fresh_thread([&] { return ncclGetPeerDevicePointer(win, 0, 0, &untouched); });
   EXPECT_EQ(peer.result, ncclInvalidUsage);
-  EXPECT_NE(peer.message.find("does not map windows into peers yet"), std::string::npos) << peer.message;
-  EXPECT_REFUSED(ncclGetLsaDevicePointer(win, 0, 1, &untouched), ncclInvalidArgument);
-  EXPECT_REFUSED(ncclGetLsaDevicePointer(win, 4096, 0, &untouched), ncclInvalidArgument);
+  EXPECT_NE(peer.message.find("rank 0's window is not mapped into this process"), std::string::npos) << peer.message;
+  EXPECT_REFUSED(ncclGetLsaDevicePointer(win, 0, 0, &untouched), ncclInvalidUsage);  // not mapped
+  EXPECT_REFUSED(ncclGetLsaDevicePointer(win, 0, kRanks, &untouched), ncclInvalidArgument);
+  EXPECT_REFUSED(ncclGetLsaDevicePointer(win, 4096, 1, &untouched), ncclInvalidArgument);
   EXPECT_REFUSED(ncclGetPeerDevicePointer(win, 0, kRanks, &untouched), ncclInvalidArgument);
   EXPECT_REFUSED(ncclGetPeerDevicePointer(nullptr, 0, 1, &untouched), ncclInvalidArgument);
   EXPECT_REFUSED(ncclGetPeerDevicePointer(win, 0, 1, nullptr), ncclInvalidArgument);
@@ -227,6 +234,7 @@ TEST_F(Nccl230, WindowPointersReachTheRanksOwnBufferOnly) {
 
   ASSERT_EQ(ncclCommWindowDeregister(comms_[1], win), ncclSuccess);
   EXPECT_REFUSED(ncclGetLsaDevicePointer(win, 0, 0, &untouched), ncclInvalidArgument);
+  EXPECT_EQ(ncclCommWindowDeregister(comms_[0], windows[0]), ncclSuccess);
 }
 
 TEST(Nccl230Library, WindowsGoWithTheirCommunicator) {
@@ -283,43 +291,71 @@ TEST_F(Nccl230, SuspendFunctionsCheckArguments) {
   EXPECT_REFUSED(ncclCommResume(comms_[0]), ncclInvalidUsage);
 }
 
-TEST_F(Nccl230, OneSidedFunctionsCheckArgumentsThenRefuse) {
-  std::vector<float> buffer(16, 1.0f);
-  ncclWindow_t win = nullptr;
-  ASSERT_EQ(ncclCommWindowRegister(comms_[1], buffer.data(), buffer.size() * sizeof(float), &win, NCCL_WIN_DEFAULT),
-            ncclSuccess);
+// Bad arguments are refused on the calling rank and write nothing anywhere; the operations
+// themselves: nccl_one_sided_test.
+TEST_F(Nccl230, OneSidedFunctionsCheckArguments) {
+  std::vector<std::vector<char>> buffers(kRanks, std::vector<char>(64, 'w'));
+  ncclWindow_t windows[kRanks] = {};
+  ASSERT_TRUE(register_windows(buffers, windows)) << ncclGetLastError(nullptr);
+  ncclWindow_t win = windows[0];  // rank 0's handle names the window on both ranks
   void* user = nullptr;
-  ASSERT_EQ(ncclWinGetUserPtr(comms_[1], win, &user), ncclSuccess) << ncclGetLastError(nullptr);
-  EXPECT_EQ(user, buffer.data());
+  ASSERT_EQ(ncclWinGetUserPtr(comms_[1], windows[1], &user), ncclSuccess) << ncclGetLastError(nullptr);
+  EXPECT_EQ(user, buffers[1].data());
   user = nullptr;
-  EXPECT_REFUSED(ncclWinGetUserPtr(comms_[0], win, &user), ncclInvalidArgument);  // not its window
-  EXPECT_NOT_IMPLEMENTED(ncclPutSignal(buffer.data(), 4, ncclFloat, 1, win, 0, 0, 0, 0, comms_[0], nullptr),
-                         "ncclPutSignal");
-  EXPECT_NOT_IMPLEMENTED(ncclSignal(1, 0, 0, 0, comms_[0], nullptr), "ncclSignal");
-  ncclWaitSignalDesc_t desc{1, 0, 0, 0};
-  EXPECT_NOT_IMPLEMENTED(ncclWaitSignal(1, &desc, comms_[1], nullptr), "ncclWaitSignal");
+  EXPECT_REFUSED(ncclWinGetUserPtr(comms_[0], windows[1], &user), ncclInvalidArgument);  // not its window
+  std::vector<float> data(32, 2.0f);
 
-  EXPECT_REFUSED(ncclPutSignal(buffer.data(), 4, ncclFloat, kRanks, win, 0, 0, 0, 0, comms_[0], nullptr),
+  EXPECT_REFUSED(ncclPutSignal(data.data(), 4, ncclFloat, kRanks, win, 0, 0, 0, 0, comms_[0], nullptr),
                  ncclInvalidArgument);
   EXPECT_REFUSED(ncclPutSignal(nullptr, 4, ncclFloat, 1, win, 0, 0, 0, 0, comms_[0], nullptr), ncclInvalidArgument);
-  EXPECT_REFUSED(ncclPutSignal(buffer.data(), 4, ncclNumTypes, 1, win, 0, 0, 0, 0, comms_[0], nullptr),
+  EXPECT_REFUSED(ncclPutSignal(data.data(), 4, ncclNumTypes, 1, win, 0, 0, 0, 0, comms_[0], nullptr),
                  ncclInvalidArgument);
-  EXPECT_REFUSED(ncclPutSignal(buffer.data(), 4, ncclFloat, 1, nullptr, 0, 0, 0, 0, comms_[0], nullptr),
+  EXPECT_REFUSED(ncclPutSignal(data.data(), 4, ncclFloat, 1, nullptr, 0, 0, 0, 0, comms_[0], nullptr),
                  ncclInvalidArgument);
-  EXPECT_REFUSED(ncclPutSignal(buffer.data(), 4, ncclFloat, 1, win, 0, -1, 0, 0, comms_[0], nullptr),
+  EXPECT_REFUSED(ncclPutSignal(data.data(), 4, ncclFloat, 1, windows[1], 0, 0, 0, 0, comms_[0], nullptr),
+                 ncclInvalidArgument);  // a window of the other communicator
+  int not_a_window = 0;
+  EXPECT_REFUSED(ncclPutSignal(data.data(), 4, ncclFloat, 1, reinterpret_cast<ncclWindow_t>(&not_a_window), 0, 0, 0, 0,
+                               comms_[0], nullptr),
+                 ncclInvalidArgument);
+  // Past the end of the peer's 64-byte window: by its length, by its offset, by both overflowing.
+  EXPECT_REFUSED(ncclPutSignal(data.data(), 17, ncclFloat, 1, win, 0, 0, 0, 0, comms_[0], nullptr),
+                 ncclInvalidArgument);
+  EXPECT_REFUSED(ncclPutSignal(data.data(), 1, ncclFloat, 1, win, 61, 0, 0, 0, comms_[0], nullptr),
+                 ncclInvalidArgument);
+  EXPECT_REFUSED(ncclPutSignal(data.data(), 1, ncclFloat, 1, win, SIZE_MAX - 1, 0, 0, 0, comms_[0], nullptr),
+                 ncclInvalidArgument);
+  // Signal indices are in [0, 16), contexts in [0, numRmaCtx = 1).
+  EXPECT_REFUSED(ncclPutSignal(data.data(), 4, ncclFloat, 1, win, 0, -1, 0, 0, comms_[0], nullptr),
+                 ncclInvalidArgument);
+  EXPECT_REFUSED(ncclPutSignal(data.data(), 4, ncclFloat, 1, win, 0, 16, 0, 0, comms_[0], nullptr),
+                 ncclInvalidArgument);
+  EXPECT_REFUSED(ncclPutSignal(data.data(), 4, ncclFloat, 1, win, 0, 0, 1, 0, comms_[0], nullptr), ncclInvalidArgument);
+  EXPECT_REFUSED(ncclPutSignal(data.data(), 4, ncclFloat, 1, win, 0, 0, 0, 2u, comms_[0], nullptr),
                  ncclInvalidArgument);
   EXPECT_REFUSED(ncclSignal(1, 0, -1, 0, comms_[0], nullptr), ncclInvalidArgument);
+  EXPECT_REFUSED(ncclSignal(1, 0, 1, 0, comms_[0], nullptr), ncclInvalidArgument);
+  EXPECT_REFUSED(ncclSignal(1, 16, 0, 0, comms_[0], nullptr), ncclInvalidArgument);
   EXPECT_REFUSED(ncclSignal(1, 0, 0, 1u, comms_[0], nullptr), ncclInvalidArgument);
   EXPECT_REFUSED(ncclSignal(-1, 0, 0, 0, comms_[0], nullptr), ncclInvalidArgument);
   EXPECT_REFUSED(ncclWaitSignal(1, nullptr, comms_[1], nullptr), ncclInvalidArgument);
+  EXPECT_REFUSED(ncclWaitSignal(-1, nullptr, comms_[1], nullptr), ncclInvalidArgument);
   ncclWaitSignalDesc_t bad_peer{1, kRanks, 0, 0};
   EXPECT_REFUSED(ncclWaitSignal(1, &bad_peer, comms_[1], nullptr), ncclInvalidArgument);
+  ncclWaitSignalDesc_t bad_count{-1, 0, 0, 0};
+  EXPECT_REFUSED(ncclWaitSignal(1, &bad_count, comms_[1], nullptr), ncclInvalidArgument);
+  ncclWaitSignalDesc_t bad_context{1, 0, 0, 1};
+  EXPECT_REFUSED(ncclWaitSignal(1, &bad_context, comms_[1], nullptr), ncclInvalidArgument);
   EXPECT_REFUSED(ncclWinGetUserPtr(comms_[1], nullptr, &user), ncclInvalidArgument);
-  EXPECT_REFUSED(ncclWinGetUserPtr(comms_[1], win, nullptr), ncclInvalidArgument);
+  EXPECT_REFUSED(ncclWinGetUserPtr(comms_[1], windows[1], nullptr), ncclInvalidArgument);
   EXPECT_EQ(user, nullptr);
-  EXPECT_EQ(buffer, std::vector<float>(16, 1.0f));
-  EXPECT_EQ(ncclCommWindowDeregister(comms_[1], win), ncclSuccess);
-  EXPECT_REFUSED(ncclWinGetUserPtr(comms_[1], win, &user), ncclInvalidArgument);  // deregistered
+  // Nothing was sent: no rank's window changed, and no signal arrived (a wait for none returns).
+  EXPECT_EQ(buffers[0], std::vector<char>(64, 'w'));
+  EXPECT_EQ(buffers[1], std::vector<char>(64, 'w'));
+  EXPECT_EQ(ncclWaitSignal(0, nullptr, comms_[1], nullptr), ncclSuccess);
+  EXPECT_EQ(ncclCommWindowDeregister(comms_[1], windows[1]), ncclSuccess);
+  EXPECT_REFUSED(ncclWinGetUserPtr(comms_[1], windows[1], &user), ncclInvalidArgument);  // deregistered
+  EXPECT_EQ(ncclCommWindowDeregister(comms_[0], windows[0]), ncclSuccess);
 }
 
 }  // namespace
