@@ -55,6 +55,17 @@ void PinnedPool::give(void* block) {
   taken_.erase(taken);
 }
 
+void PinnedPool::release_cached() {
+  std::map<size_t, std::vector<void*>> cached;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    cached.swap(cached_);
+    cached_bytes_ = 0;
+  }
+  for (const auto& [size, blocks] : cached)
+    for (void* block : blocks) streams_.free_pinned(block);
+}
+
 size_t PinnedPool::cached_bytes() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return cached_bytes_;

@@ -26,6 +26,8 @@ class PinnedPool {
   void give(void* block);
 
   size_t cached_bytes() const;
+  // Frees every cached block (suspending the communicator); blocks taken stay taken.
+  void release_cached();
 
   PinnedPool(const PinnedPool&) = delete;
   PinnedPool& operator=(const PinnedPool&) = delete;

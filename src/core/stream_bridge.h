@@ -59,6 +59,10 @@ class StreamBridge {
 
   // The first failure of an operation run for the bridge (ok while none): ncclCommGetAsyncError.
   Status async_error() const;
+  // Pinned memory the bridge keeps for later calls (its pool's cached blocks), and freeing it
+  // (ncclCommSuspend; on the calling thread).
+  size_t cached_bytes() const { return pool_.cached_bytes(); }
+  void release_cached_memory() { pool_.release_cached(); }
   // Waits until every operation called so far ran, or the bridge failed; false at the timeout.
   bool wait_until_run(std::chrono::milliseconds timeout);
   // Fails the bridge (an abort): status becomes its asynchronous error unless one came first, and

@@ -210,6 +210,15 @@ Status device_calls_error(ncclComm_t comm) {
   return bridge ? bridge->async_error() : Status::success();
 }
 
+size_t device_cached_bytes(ncclComm_t comm) {
+  StreamBridge* bridge = Bridges::instance().find(comm);
+  return bridge ? bridge->cached_bytes() : 0;
+}
+
+void release_device_cache(ncclComm_t comm) {
+  if (StreamBridge* bridge = Bridges::instance().find(comm)) bridge->release_cached_memory();
+}
+
 void fail_bridge(ncclComm_t comm, const char* why) {
   if (StreamBridge* bridge = Bridges::instance().find(comm))
     bridge->fail(Status::failure(dcInvalidUsage, std::string("DeepComm: ") + why));

@@ -37,6 +37,10 @@ dcResult_t end_device_group(bool drop);
 void wait_for_device_calls(ncclComm_t comm);
 // The first failure of the communicator's device calls (ok while none).
 Status device_calls_error(ncclComm_t comm);
+// Pinned host memory the communicator's bridge keeps for later device calls (0 without a bridge),
+// and freeing it (ncclCommSuspend, after the device calls ran).
+size_t device_cached_bytes(ncclComm_t comm);
+void release_device_cache(ncclComm_t comm);
 // ncclCommDestroy (abort false) runs what the communicator's bridge holds first; ncclCommAbort
 // fails it. Then the bridge ends; the caller ends the communicator after end_bridge.
 void fail_bridge(ncclComm_t comm, const char* why);

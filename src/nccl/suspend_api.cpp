@@ -1,8 +1,9 @@
 // Suspending a communicator and its memory statistics (NCCL 2.30): ncclCommSuspend,
 // ncclCommResume, ncclCommMemStats, onto dcCommSuspend, dcCommResume and dcCommMemory. DeepComm
 // holds host memory; the "GPU memory" statistics report it (docs/nccl-abi.md, "Suspend and resume"):
-// ncclStatGpuMemSuspend what suspending frees (0 while suspended), ncclStatGpuMemPersist what stays,
-// ncclStatGpuMemTotal their sum, ncclStatGpuMemSuspended 1 while suspended, else 0.
+// ncclStatGpuMemSuspend what suspending frees (0 while suspended; the stream bridge's cached pinned
+// blocks included), ncclStatGpuMemPersist what stays, ncclStatGpuMemTotal their sum,
+// ncclStatGpuMemSuspended 1 while suspended, else 0.
 #include "src/nccl/checks.h"
 #include "src/nccl/device_runtime.h"
 
@@ -22,7 +23,9 @@ DEEPCOMM_NCCL_API(ncclResult_t, ncclCommSuspend, ncclComm_t comm, int flags) {
     }
     // Memory is the only resource NCCL 2.30 suspends: without NCCL_SUSPEND_MEM there is nothing to do.
     if ((flags & NCCL_SUSPEND_MEM) == 0) return ncclSuccess;
-    return to_nccl(dcCommSuspend(to_dc(comm)));
+    const dcResult_t result = dcCommSuspend(to_dc(comm));
+    if (result == dcSuccess) dc::nccl::release_device_cache(comm);  // the stream bridge's pinned blocks
+    return to_nccl(result);
   });
 }
 
@@ -43,6 +46,7 @@ DEEPCOMM_NCCL_API(ncclResult_t, ncclCommMemStats, ncclComm_t comm, ncclCommMemSt
     dcCommMemory_t memory{};
     const dcResult_t result = dcCommMemory(to_dc(comm), &memory);
     if (result != dcSuccess) return to_nccl(result);
+    memory.releasableBytes += dc::nccl::device_cached_bytes(comm);  // pinned blocks for device calls
     switch (stat) {
       case ncclStatGpuMemSuspend: *value = memory.releasableBytes; break;
       case ncclStatGpuMemSuspended: *value = memory.suspended ? 1 : 0; break;

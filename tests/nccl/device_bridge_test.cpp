@@ -226,6 +226,62 @@ TEST(NcclDeviceBridge, AGroupRunsItsDeviceCallsTogetherOnSeveralStreams) {
       "");
 }
 
+// The bridge keeps the pinned blocks of retired calls for later ones: ncclCommMemStats counts them
+// as releasable, suspending frees them, and after resuming device calls give the same results.
+TEST(NcclDeviceBridge, SuspendingFreesTheBridgesCachedPinnedBlocks) {
+  EXPECT_EQ(
+      run_ranks(2,
+                [](int rank, int, ncclComm_t comm) {
+                  Emulated device;
+                  if (!device.load()) return complain(rank, std::string("test plugin: ") + dlerror());
+                  const size_t count = 1 << 18;
+                  const size_t bytes = count * sizeof(float);
+                  const auto stream = reinterpret_cast<cudaStream_t>(uintptr_t{0x71});
+                  void *in = nullptr, *out = nullptr;
+                  for (void** p : {&in, &out})
+                    if (ncclMemAlloc(p, bytes) != ncclSuccess) return complain(rank, ncclGetLastError(comm));
+                  std::vector<float> mine(count), want(count);
+                  for (size_t i = 0; i < count; ++i)
+                    mine[i] = 0.5f * static_cast<float>(rank + 1) + static_cast<float>(i % 97);
+                  std::memcpy(in, mine.data(), bytes);
+                  if (ncclAllReduce(mine.data(), want.data(), count, ncclFloat, ncclSum, comm, nullptr) != ncclSuccess)
+                    return complain(rank, ncclGetLastError(comm));
+                  const auto device_all_reduce = [&] {
+                    std::memset(out, 0, bytes);
+                    return ncclAllReduce(in, out, count, ncclFloat, ncclSum, comm, stream) == ncclSuccess &&
+                           wait_for_stream(device, stream, comm, 30000) == ncclSuccess &&
+                           std::memcmp(out, want.data(), bytes) == 0;
+                  };
+                  const auto stat = [comm](ncclCommMemStat_t which) {
+                    uint64_t value = 0;
+                    ncclCommMemStats(comm, which, &value);
+                    return value;
+                  };
+                  const uint64_t host_only = stat(ncclStatGpuMemSuspend);
+                  if (!device_all_reduce())
+                    return complain(rank, std::string("device all-reduce: ") + ncclGetLastError(comm));
+                  // The operation's block (both slots) is back in the pool once its stream retired it.
+                  const auto deadline = Clock::now() + std::chrono::seconds(5);
+                  while (stat(ncclStatGpuMemSuspend) < host_only + 2 * bytes && Clock::now() < deadline)
+                    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+                  const uint64_t releasable = stat(ncclStatGpuMemSuspend), total = stat(ncclStatGpuMemTotal);
+                  if (releasable < host_only + 2 * bytes)
+                    return complain(rank,
+                                    "releasable " + std::to_string(releasable) + " bytes: the cached block is missing");
+                  if (ncclCommSuspend(comm, NCCL_SUSPEND_MEM) != ncclSuccess)
+                    return complain(rank, ncclGetLastError(comm));
+                  int failures = 0;
+                  if (stat(ncclStatGpuMemSuspend) != 0 || stat(ncclStatGpuMemTotal) > total - releasable)
+                    failures += complain(rank, "suspending left " + std::to_string(stat(ncclStatGpuMemTotal)) + " of " +
+                                                   std::to_string(total) + " bytes");
+                  if (ncclCommResume(comm) != ncclSuccess) return complain(rank, ncclGetLastError(comm));
+                  if (!device_all_reduce()) failures += complain(rank, "the device all-reduce after resuming differs");
+                  for (void* p : {in, out}) ncclMemFree(p);
+                  return failures;
+                }),
+      "");
+}
+
 TEST(NcclDeviceBridge, MixedBuffersAndGraphCaptureAreRefused) {
   EXPECT_EQ(
       run_ranks(2,
