@@ -112,10 +112,13 @@ void CpuQueue::feed(uint64_t id, size_t available, const Status* ended_with) {
 }
 
 size_t CpuQueue::poll() {
-  if (ready_.load(std::memory_order_acquire) == 0) return 0;
   // Readiness first, then the list: a completion queued after the swap writes the descriptor again.
+  // Cleared on every call, also with nothing queued: a worker writes after it queued, so its write
+  // can land after the poll() that took its completion, and readiness left behind would report the
+  // descriptor readable for ever (a waiter re-arming on it would spin without end).
   uint64_t count = 0;
   [[maybe_unused]] ssize_t n = read(event_.fd, &count, sizeof count);
+  if (ready_.load(std::memory_order_acquire) == 0) return 0;
   std::vector<Ended> batch;
   {
     std::lock_guard<std::mutex> lock(ended_mutex_);

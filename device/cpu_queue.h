@@ -2,7 +2,8 @@
 // steps (copy, reduce, pre-multiply, finalize) end inside post() on the posting thread, unless
 // their stream still has a step pending; codec steps (encode, decode) and element steps queued
 // behind a stream's pending step run on worker threads (worker_pool.h). Completions wait in a list
-// that poll() empties; an eventfd (completion_fd) is readable while the list is not empty.
+// that poll() empties; an eventfd (completion_fd) becomes readable when one is queued, and every
+// poll() clears it first.
 #pragma once
 
 #include <atomic>
