@@ -26,6 +26,10 @@ constexpr std::chrono::microseconds kDriverSpin{150};
 // A poll and yield that took longer than this ran another thread for a long slice (a peer's
 // copies, not the next step of a chain of small messages): the core is wanted, sleep instead.
 constexpr std::chrono::microseconds kYieldedAway{50};
+// Handlers a driving caller runs between two looks at done() and its deadline. io_context::poll()
+// would run until none is ready, which is never while handlers keep becoming ready (issue 32: one
+// re-armed on a descriptor that stayed readable): the caller then never returned.
+constexpr size_t kPollBatch = 16;
 
 // Runs handlers through `run` (one of the io_context's run calls); a handler must never throw, and
 // if one does it is reported and the engine goes on.
@@ -73,7 +77,11 @@ Engine::~Engine() {
 void Engine::post(std::function<void()> fn) { boost::asio::post(io_, std::move(fn)); }
 
 size_t Engine::poll_handlers() {
-  return guarded([this] { return io_.poll(); });
+  return guarded([this] {
+    size_t ran = 0;
+    while (ran < kPollBatch && io_.poll_one()) ++ran;
+    return ran;
+  });
 }
 
 void Engine::run_one_handler(Clock::time_point deadline) {

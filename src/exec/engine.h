@@ -63,7 +63,7 @@ class Engine {
   void run();
   // Runs one handler (blocking until there is one); a handler that throws is reported.
   void run_one_handler(std::chrono::steady_clock::time_point deadline);
-  // Runs the handlers ready now without blocking; how many ran.
+  // Runs handlers ready now without blocking, at most kPollBatch of them; how many ran.
   size_t poll_handlers();
   // The engine thread's turn: whether it takes the baton now (mutex_ held).
   bool engine_thread_reclaims(std::chrono::steady_clock::time_point now) const;

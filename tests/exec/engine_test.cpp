@@ -7,6 +7,7 @@
 #include <chrono>
 #include <functional>
 #include <future>
+#include <memory>
 #include <thread>
 
 #include "base/poll_hooks.h"
@@ -107,6 +108,43 @@ TEST(Engine, SecondCallerDoesNotDriveAlongside) {
   release_driver = true;
   engine().post([] {});
   driver.join();
+}
+
+// Handlers that never run dry: each posts the next, until stopped or for 10 s at most.
+struct EndlessChain {
+  std::atomic<bool> stop{false}, ended{false};
+  Clock::time_point until = Clock::now() + 10s;
+};
+
+void keep_posting(std::shared_ptr<EndlessChain> chain) {
+  engine().post([chain] {
+    if (chain->stop || Clock::now() >= chain->until) {
+      chain->ended = true;
+      return;
+    }
+    keep_posting(chain);
+  });
+}
+
+// While handlers keep becoming ready (issue 32: one re-armed on a descriptor that stayed readable),
+// a driver still reads done() and its deadline between them: it returns once its call finished, or
+// at its deadline, instead of running the chain for as long as it lasts.
+TEST(Engine, DriverReturnsWhileHandlersKeepComing) {
+  auto chain = std::make_shared<EndlessChain>();
+  keep_posting(chain);
+  std::atomic<bool> ran_on_caller{false};
+  post_until_run_on(std::this_thread::get_id(), &ran_on_caller);
+  auto start = Clock::now();
+  EXPECT_TRUE(engine().drive_until([&] { return ran_on_caller.load(); }, start + 20s));
+  EXPECT_LT(Clock::now() - start, 2s) << "the driver kept running handlers after its call finished";
+  start = Clock::now();
+  EXPECT_FALSE(engine().drive_until([] { return false; }, start + 50ms));
+  EXPECT_LT(Clock::now() - start, 2s) << "the driver ran past its deadline";
+  chain->stop = true;
+  dc::Engine::Waiting waiting(engine());
+  const auto deadline = Clock::now() + 15s;
+  while (!chain->ended && Clock::now() < deadline) std::this_thread::sleep_for(1ms);
+  EXPECT_TRUE(chain->ended);
 }
 
 TEST(Engine, HandlerDoesNotDriveInsideItself) {
