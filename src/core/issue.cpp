@@ -239,17 +239,6 @@ void run_flat(const std::vector<const PendingOp*>& ops) {
   if (!first_error.ok()) throw Error(first_error.code, first_error.message);
 }
 
-void wait_batch(const std::shared_ptr<OpBatch>& batch, int timeout_ms, const std::vector<dcComm*>& comms) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-  if (!batch->wait_until(deadline)) {
-    // Fail the communicators (and tell the other ranks): the operations end now, with this error.
-    for (dcComm* c : comms) fail_comm_from_caller(&c->exec, timeout_status(timeout_ms));
-    batch->wait_until(std::chrono::steady_clock::now() + std::chrono::seconds(5));
-  }
-  Status st = batch->status();
-  if (!st.ok()) throw Error(st.code, st.message);
-}
-
 // A nonblocking communicator's call: remembered for dcCommGetAsyncError instead of waited for.
 void remember_pending(dcComm* comm, const std::shared_ptr<OpBatch>& batch) {
   std::lock_guard<std::mutex> lock(comm->pending_mutex);
@@ -262,6 +251,17 @@ Status timeout_status(int timeout_ms) {
   return Status::failure(dcSystemError, "DeepComm: an operation made no progress within DEEPCOMM_TIMEOUT (" +
                                             std::to_string(timeout_ms / 1000) +
                                             " s); a peer stalled or stopped calling");
+}
+
+void wait_batch(const std::shared_ptr<OpBatch>& batch, int timeout_ms, const std::vector<dcComm*>& comms) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  if (!batch->wait_until(deadline)) {
+    // Fail the communicators (and tell the other ranks): the operations end now, with this error.
+    for (dcComm* c : comms) fail_comm_from_caller(&c->exec, timeout_status(timeout_ms));
+    batch->wait_until(std::chrono::steady_clock::now() + std::chrono::seconds(5));
+  }
+  Status st = batch->status();
+  if (!st.ok()) throw Error(st.code, st.message);
 }
 
 void validate(dcComm* comm, const OpArgs& a) {

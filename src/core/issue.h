@@ -31,6 +31,10 @@ dcResult_t issue(dcComm* comm, const OpArgs& args, dcRequest_t* request);
 // The error of an operation that made no progress within timeout_ms (the communicator fails with it).
 Status timeout_status(int timeout_ms);
 
+// Waits for batch until timeout_ms; past it, fails comms with timeout_status (their operations
+// end) and waits a little more. Throws the batch's error.
+void wait_batch(const std::shared_ptr<OpBatch>& batch, int timeout_ms, const std::vector<dcComm*>& comms);
+
 // An all-reduce (min) of one value on the engine, for set-up steps (no validation, no flat path).
 int32_t agree_min(dcComm* comm, int32_t value);
 

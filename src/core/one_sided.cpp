@@ -58,22 +58,14 @@ void run_or_defer(std::function<void()> call, bool wait) {
 }
 
 // Sends a put or signal and waits until its buffer may be reused (bounded by the communicator's
-// timeout, which fails the communicator as a stalled collective does).
+// timeout, which fails the communicator as a stalled collective does; failing ends the put).
 void send(dcComm* comm, int peer, const RmaHeader& header, const void* data) {
   std::shared_ptr<RmaChannel> rma = comm->exec.rma;
   auto batch = std::make_shared<OpBatch>(1);
   Engine::instance().post([rma, peer, header, data, batch] {
     rma->put(peer, header, data, [batch](const Status& s) { batch->finish(s); });
   });
-  const int timeout_ms = comm->config.timeout_ms;
-  if (!batch->wait_until(std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms))) {
-    fail_comm_from_caller(&comm->exec, timeout_status(timeout_ms));
-    // Cancelling ends the put's sends, so that none of them still reads the buffer afterwards.
-    call_on_engine([rma, peer] { rma->cancel_puts_to(peer); }, comm->exec.engine_timeout_ms, "cancelling a put");
-    batch->wait_until(std::chrono::steady_clock::now() + std::chrono::seconds(5));
-  }
-  const Status status = batch->status();
-  if (!status.ok()) throw Error(status.code, status.message);
+  wait_batch(batch, comm->config.timeout_ms, {comm});
 }
 
 }  // namespace

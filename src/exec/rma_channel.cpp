@@ -90,8 +90,10 @@ void RmaChannel::remove_window(uint32_t window) {
   }
 }
 
-void RmaChannel::cancel_puts_to(int peer) {
-  if (comm_ && peer != comm_->rank) comm_->peer(peer)->cancel(comm_->id, kRmaSeq);
+void RmaChannel::fail(const Status& status) {
+  board_->fail(status);
+  for (int p = 0; p < comm_->nranks; ++p)
+    if (p != comm_->rank) comm_->peer(p)->cancel(comm_->id, kRmaSeq);
 }
 
 void RmaChannel::post_header_receive(int peer) {

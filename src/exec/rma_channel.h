@@ -84,11 +84,10 @@ class RmaChannel : public std::enable_shared_from_this<RmaChannel> {
   void put(int peer, const RmaHeader& header, const void* data, std::function<void(const Status&)> done);
 
   SignalBoard& signals() { return *board_; }
-  // Ends the puts to peer still sending (after a failure: none of them holds its buffer after).
-  void cancel_puts_to(int peer);
   int contexts() const { return contexts_; }
-  // The communicator failed: waiters return its error (fail_comm).
-  void fail(const Status& status) { board_->fail(status); }
+  // The communicator failed (fail_comm): waiters return its error, and the puts still sending end,
+  // so that none of them holds its buffer afterwards.
+  void fail(const Status& status);
   // The communicator is being freed; receives still posted find no communicator.
   void stop() { comm_ = nullptr; }
 
