@@ -5,6 +5,7 @@
 #include <new>
 
 #include "compression/compression.h"
+#include "device/encoder_pool.h"
 #include "kernels/reduce.h"
 
 namespace dc::device {
@@ -67,9 +68,9 @@ Status run_element_step(const LocalStep& s) {
 Status run_codec_step(const LocalStep& s) {
   if (s.kind == StepKind::Encode) {
     return guarded([&] {
-      thread_local compression::Encoder encoder;  // scratch memory, one per thread
+      EncoderLease encoder;
       *s.encode.result =
-          encoder.encode(s.encode.spec, s.type, s.src, s.count, s.encode.residual, s.encode.seed, s.encode.out);
+          encoder->encode(s.encode.spec, s.type, s.src, s.count, s.encode.residual, s.encode.seed, s.encode.out);
       return Status::success();
     });
   }

@@ -114,6 +114,10 @@ class Connection {
   // Memory this end of the connection allocated for its transfers (staging segments), in bytes;
   // callable from any thread. Buffers the user registered are not counted.
   virtual size_t held_bytes() const { return 0; }
+  // Gives back what held_bytes counts as far as no transfer uses it now, and the transport's idle
+  // staging memory (made again by the next transfer needing it): communicator suspend. Returns
+  // the bytes released. Engine thread only.
+  virtual size_t release_idle_memory() { return 0; }
   // Memory shared with the peer process (the shm transport; false/-1 elsewhere). pass_memory hands
   // the peer a sealed memfd of `bytes` under `key` (the caller keeps its own descriptor);
   // receive_memory calls done with the memfd the peer passed under `key`, checked to be sealed and

@@ -174,19 +174,21 @@ dcResult_t dcCommGrowId(dcComm_t comm, dcUniqueId* growId);
 dcResult_t dcCommGrow(dcComm_t comm, int nranks, const dcUniqueId* growId, int rank, dcComm_t* newcomm,
                       const dcConfig_t* config);
 
-/* Suspending. dcCommSuspend frees the memory comm can make again on demand (its scratch buffers)
- * and keeps the rest (error-feedback residuals, registrations, connections with their staging, the
- * flat board). It is local (no message to other ranks) and refused with dcInvalidUsage while an
+/* Suspending. dcCommSuspend frees the memory comm can make again on demand (its scratch buffers,
+ * its connections' shared-memory copy-through segments where no transfer uses them, and the
+ * process's idle UCX bounce buffers and codec scratch) and keeps the rest (error-feedback
+ * residuals, registrations, connections, the flat board). It is local (no message to other ranks) and refused with dcInvalidUsage while an
  * operation of comm is in flight or queued in the calling thread's open group. While suspended,
  * operations, split and shrink on comm fail with dcInvalidUsage; queries, registration, revoke,
  * finalize, destroy and abort work. dcCommResume makes it usable again; results are the same as
  * those of a communicator never suspended. */
 dcResult_t dcCommSuspend(dcComm_t comm);
 dcResult_t dcCommResume(dcComm_t comm);
-/* Bytes of host memory comm holds: releasable (what dcCommSuspend frees; 0 while suspended) and
- * persistent (what stays: residuals, the flat board's segment, the connections' staging segments;
- * connections are shared with the communicators split or shrunk from comm). User buffers, also
- * registered ones, are not counted. dcInvalidUsage while a nonblocking set-up of comm runs. */
+/* Bytes of host memory comm holds: releasable (what dcCommSuspend frees: scratch and the
+ * connections' copy-through segments; connections are shared with the communicators split or
+ * shrunk from comm, and a segment one of them uses stays, so releasable is 0 while suspended
+ * unless they do) and persistent (what stays: residuals, the flat board's segment). User buffers,
+ * also registered ones, and process-wide pools are not counted. dcInvalidUsage while a nonblocking set-up of comm runs. */
 typedef struct {
   uint64_t releasableBytes;
   uint64_t persistentBytes;

@@ -4,7 +4,9 @@
 #include <string>
 
 #include "base/error.h"
+#include "device/encoder_pool.h"
 #include "src/core/issue.h"
+#include "src/exec/engine_call.h"
 
 namespace dc {
 
@@ -35,6 +37,11 @@ void suspend_comm(dcComm* comm) {
   // after the last operation's end). Marked first, so no new operation starts while they go.
   comm->suspended.store(true);
   comm->exec.release_scratch();
+  // The connections' segments and bounce buffers: a split communicator sharing a connection may be
+  // using them right now, and then they stay (held_bytes keeps counting them).
+  call_on_engine([comm] { comm->exec.release_idle_connections(); }, comm->exec.engine_timeout_ms,
+                 "releasing the connections' staging memory");
+  device::release_idle_encoders();  // the codec steps' scratch, kept for reuse by every communicator
 }
 
 void resume_comm(dcComm* comm) {
@@ -46,7 +53,7 @@ dcCommMemory_t comm_memory(const dcComm* comm) {
   // A nonblocking set-up writes the connections and the board on another thread meanwhile.
   if (comm->initializing.load()) fail(dcInvalidUsage, "DeepComm: the communicator is still being set up");
   dcCommMemory_t memory{};
-  memory.releasableBytes = comm->exec.scratch_bytes();
+  memory.releasableBytes = comm->exec.releasable_bytes();
   memory.persistentBytes = comm->exec.persistent_bytes();
   memory.suspended = comm->suspended.load() ? 1 : 0;
   return memory;

@@ -32,9 +32,8 @@ bool ExecComm::wait_idle(int wait_ms) {
   return inflight_cv.wait_for(lock, std::chrono::milliseconds(wait_ms), [this] { return inflight == 0; });
 }
 
-uint64_t ExecComm::persistent_bytes() const {
-  uint64_t bytes = residual_store ? residual_store->bytes() : 0;
-  if (board) bytes += board->held_bytes();
+uint64_t ExecComm::releasable_bytes() const {
+  uint64_t bytes = scratch_held.load();
   if (links) {
     for (int index : link_index) {
       if (const auto& connection = links->peers[index]) bytes += connection->held_bytes();
@@ -43,9 +42,25 @@ uint64_t ExecComm::persistent_bytes() const {
   return bytes;
 }
 
+uint64_t ExecComm::persistent_bytes() const {
+  uint64_t bytes = residual_store ? residual_store->bytes() : 0;
+  if (board) bytes += board->held_bytes();
+  return bytes;
+}
+
 void ExecComm::release_scratch() {
   for (ScratchMemory& buffer : scratch) buffer = ScratchMemory();
   scratch_held.store(0);
+}
+
+size_t ExecComm::release_idle_connections() {
+  size_t bytes = 0;
+  if (links) {
+    for (int index : link_index) {
+      if (const auto& connection = links->peers[index]) bytes += connection->release_idle_memory();
+    }
+  }
+  return bytes;
 }
 
 }  // namespace dc

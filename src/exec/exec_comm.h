@@ -94,13 +94,16 @@ struct ExecComm {
   bool wait_idle(int timeout_ms);
 
   // Memory accounting (dcCommMemory): what this communicator holds, from any thread.
-  // Scratch buffers: made again on demand, so suspending releases them.
-  uint64_t scratch_bytes() const { return scratch_held.load(); }
-  // What stays: error-feedback residuals, the flat board and the transports' staging memory of
-  // its connections (shared with the communicators split or shrunk from it).
+  // What suspending releases, being made again on demand: the scratch buffers and the staging
+  // memory of its connections (shared with the communicators split or shrunk from it).
+  uint64_t releasable_bytes() const;
+  // What stays: error-feedback residuals (state) and the flat board (which the peers write into).
   uint64_t persistent_bytes() const;
   // Frees the scratch buffers. Only while no operation is in flight (the engine writes them then).
   void release_scratch();
+  // Gives back the connections' staging memory no transfer uses now (Connection::
+  // release_idle_memory); returns the bytes. Engine thread only.
+  size_t release_idle_connections();
 };
 
 }  // namespace dc

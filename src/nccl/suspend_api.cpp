@@ -1,8 +1,9 @@
 // Suspending a communicator and its memory statistics (NCCL 2.30): ncclCommSuspend,
 // ncclCommResume, ncclCommMemStats, onto dcCommSuspend, dcCommResume and dcCommMemory. DeepComm
 // holds host memory; the "GPU memory" statistics report it (docs/nccl-abi.md, "Suspend and resume"):
-// ncclStatGpuMemSuspend what suspending frees (0 while suspended; the stream bridge's cached pinned
-// blocks included), ncclStatGpuMemPersist what stays, ncclStatGpuMemTotal their sum,
+// ncclStatGpuMemSuspend what suspending frees (scratch, copy-through segments and the stream
+// bridge's cached pinned blocks; 0 while suspended unless a communicator sharing a connection uses
+// its segment), ncclStatGpuMemPersist what stays, ncclStatGpuMemTotal their sum,
 // ncclStatGpuMemSuspended 1 while suspended, else 0.
 #include "src/nccl/checks.h"
 #include "src/nccl/device_runtime.h"

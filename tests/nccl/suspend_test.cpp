@@ -1,8 +1,9 @@
 // ncclCommSuspend / ncclCommResume / ncclCommMemStats as an NCCL program sees them, with ranks as
 // processes over shared memory (with and without cross-memory attach) and TCP: the statistics are
-// real bytes (the scratch a large all-reduce takes is releasable, the flat board, the copy-through
-// segments and the error-feedback residuals persist); suspending frees the releasable part (the
-// statistics and resident memory show it); calls on a suspended communicator fail with a message
+// real bytes (the scratch a large all-reduce takes and the copy-through segments are releasable,
+// the flat board and the error-feedback residuals persist); suspending frees the releasable part
+// (the statistics, resident memory and resident shared memory show it; nothing is in /dev/shm,
+// where DeepComm names no segment); calls on a suspended communicator fail with a message
 // saying so; suspending with an operation in flight is refused; and all-reduces on a communicator
 // suspended and resumed between them are bit-identical to those on one never suspended.
 #include <gtest/gtest.h>
@@ -95,7 +96,8 @@ void fill(std::vector<float>& data, int rank, int step) {
     data[i] = 0.1f * static_cast<float>(rank + 1) + 1e-3f * static_cast<float>((i * 7 + step) % 1013) + 0.37f * step;
 }
 
-// What a configuration should show in the persistent statistic after the large all-reduce.
+// What a configuration should hold besides the scratch after the large all-reduce: a 4 MiB
+// copy-through segment (releasable), or error-feedback residuals (persistent).
 enum class Persist { Some, CopySegment, Residuals };
 
 // One rank: two communicators on the same ranks; `resumed` is suspended and resumed after every
@@ -139,18 +141,20 @@ int suspend_resume_rank(int rank, const ncclUniqueId ids[2], Persist expect) {
     ok &= check(active.releasable >= kLargeCount * sizeof(float) / 4 && active.suspended == 0 &&
                     active.total == active.releasable + active.persistent && active.total > fresh.total,
                 rank, "after the all-reduce: " + describe(active) + " (fresh: " + describe(fresh) + ")");
-    if (expect == Persist::CopySegment) {  // our 4 MiB copy-through segment to the peer
-      ok &= check(active.persistent >= fresh.persistent + (4u << 20), rank, "no segment counted: " + describe(active));
+    if (expect == Persist::CopySegment) {  // our 4 MiB copy-through segment to the peer, next to the scratch
+      ok &= check(active.releasable >= kLargeCount * sizeof(float) + (4u << 20), rank,
+                  "no segment counted: " + describe(active));
     } else if (expect == Persist::Residuals) {  // one float32 residual per element
       ok &= check(active.persistent >= fresh.persistent + kLargeCount * sizeof(float), rank,
                   "no residual counted: " + describe(active));
     }
 
-    const size_t rss_active = dctest::resident_bytes();
+    const size_t rss_active = dctest::resident_bytes(), shared_active = dctest::shared_resident_bytes();
     if (!check(ncclCommSuspend(resumed, NCCL_SUSPEND_MEM) == ncclSuccess, rank,
                "suspend failed: " + std::string(ncclGetLastError(nullptr))))
       return 2;
-    const size_t rss_during = dctest::resident_bytes();
+    const size_t rss_during = dctest::resident_bytes(), shared_during = dctest::shared_resident_bytes();
+    ok &= check(dctest::dev_shm_names("deepcomm").empty(), rank, "a DeepComm segment in /dev/shm");
     ok &= check(read_stats(resumed, &during), rank, "MemStats while suspended failed");
     ok &= check(during.releasable == 0 && during.suspended == 1 && during.persistent == active.persistent &&
                     during.total == during.persistent,
@@ -159,9 +163,15 @@ int suspend_resume_rank(int rank, const ncclUniqueId ids[2], Persist expect) {
     ok &= check(rss_during + active.releasable / 2 <= rss_active, rank,
                 "resident memory " + std::to_string(rss_active) + " -> " + std::to_string(rss_during) +
                     " bytes while suspended; released " + std::to_string(active.releasable));
+    // The segment is shared memory: its pages leave this process's (and the peer's) mapping.
+    if (expect == Persist::CopySegment) {
+      ok &= check(shared_during + (4u << 20) <= shared_active, rank,
+                  "resident shared memory " + std::to_string(shared_active) + " -> " + std::to_string(shared_during) +
+                      " bytes while suspended");
+    }
     if (step == 0) {
-      std::printf("rank %d: %s; resident %zu -> %zu bytes while suspended\n", rank, describe(active).c_str(),
-                  rss_active, rss_during);
+      std::printf("rank %d: %s; resident %zu -> %zu bytes, shared %zu -> %zu while suspended\n", rank,
+                  describe(active).c_str(), rss_active, rss_during, shared_active, shared_during);
     }
 
     // Calls on the suspended communicator fail, saying so; queries still work.
@@ -195,7 +205,7 @@ TEST(NcclSuspend, SharedMemoryResultsMatchANeverSuspendedCommunicator) {
   run_suspend_resume({{"DEEPCOMM_TRANSPORT", "shm"}}, Persist::Some);
 }
 
-TEST(NcclSuspend, CopyThroughSegmentsPersist) {
+TEST(NcclSuspend, CopyThroughSegmentsAreReleased) {
   run_suspend_resume({{"DEEPCOMM_TRANSPORT", "shm"}, {"DEEPCOMM_SHM_CMA", "0"}}, Persist::CopySegment);
 }
 

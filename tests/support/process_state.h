@@ -33,6 +33,21 @@ inline size_t resident_bytes() {
   return resident * static_cast<size_t>(sysconf(_SC_PAGESIZE));
 }
 
+// This process's resident shared memory in bytes (RssShmem: memfd and /dev/shm pages it maps).
+inline size_t shared_resident_bytes() {
+  std::ifstream status("/proc/self/status");
+  std::string key;
+  while (status >> key) {
+    if (key == "RssShmem:") {
+      size_t kib = 0;
+      status >> kib;
+      return kib * 1024;
+    }
+    status.ignore(4096, '\n');
+  }
+  return 0;
+}
+
 // This process's open descriptors (not counting the one that lists them).
 inline int open_fds() {
   int n = 0;

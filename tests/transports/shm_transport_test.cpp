@@ -38,6 +38,43 @@ std::string check_path_and_no_names(RankContext& ctx, bool single_copy) {
   return "";
 }
 
+// Suspend's release of the copy-through segment (ShmChannel::release_idle_memory): once no slot
+// holds a chunk its pages go (held_bytes drops to 0), and the next message makes them again,
+// intact. With single copy there is no segment to release.
+std::string segment_released_and_made_again(RankContext& ctx, bool single_copy) {
+  constexpr size_t kBytes = 3 << 20;  // six slots' worth
+  for (int round = 0; round < 2; ++round) {
+    char* out = ctx.buffer(kBytes);
+    char* in = ctx.buffer(kBytes);
+    for (size_t i = 0; i < kBytes; ++i) out[i] = static_cast<char>(i * 13 + ctx.rank * 7 + round);
+    const uint64_t seq = static_cast<uint64_t>(round);
+    PendingOp recv = ctx.recv(Tag{21, seq, static_cast<uint64_t>(ctx.peer)}, in, kBytes);
+    PendingOp send = ctx.send(Tag{21, seq, static_cast<uint64_t>(ctx.rank)}, out, kBytes);
+    SCENARIO_CHECK(ctx, recv.wait().status.ok() && send.wait().status.ok(), "round " + std::to_string(round));
+    for (size_t i = 0; i < kBytes; ++i) {
+      SCENARIO_CHECK(ctx, in[i] == static_cast<char>(i * 13 + ctx.peer * 7 + round), "byte " + std::to_string(i));
+    }
+    // The peer sends its acknowledgement after it returned every slot: once it arrived, no slot of
+    // ours holds a chunk.
+    char ack = 1, peer_ack = 0;
+    PendingOp ack_in = ctx.recv(Tag{22, seq, static_cast<uint64_t>(ctx.peer)}, &peer_ack, 1);
+    PendingOp ack_out = ctx.send(Tag{22, seq, static_cast<uint64_t>(ctx.rank)}, &ack, 1);
+    SCENARIO_CHECK(ctx, ack_in.wait().status.ok() && ack_out.wait().status.ok(), "acknowledgement");
+    size_t held = 0, released = 0, held_after = 0, released_again = 0;
+    ctx.io->call([&] {
+      held = ctx.conn->held_bytes();
+      released = ctx.conn->release_idle_memory();
+      held_after = ctx.conn->held_bytes();
+      released_again = ctx.conn->release_idle_memory();
+    });
+    const size_t segment = single_copy ? 0 : ShmSegment::kBytes;
+    SCENARIO_CHECK(ctx, held == segment && released == segment && held_after == 0 && released_again == 0,
+                   "held " + std::to_string(held) + ", released " + std::to_string(released) + ", then held " +
+                       std::to_string(held_after) + ", released " + std::to_string(released_again));
+  }
+  return "";
+}
+
 struct ShmCase {
   RankMode mode;
   bool single_copy;  // false: DEEPCOMM_SHM_CMA=0 forces copy through shared memory
@@ -74,6 +111,10 @@ TEST_P(ShmTwoRanks, SizesBothWays) {
               std::string r = sizes_both_ways(ctx);
               return r.empty() ? check_path_and_no_names(ctx, single_copy) : r;
             }));
+}
+TEST_P(ShmTwoRanks, SegmentReleasedAndMadeAgain) {
+  const bool single_copy = GetParam().single_copy;
+  EXPECT_EQ("", run([single_copy](RankContext& ctx) { return segment_released_and_made_again(ctx, single_copy); }));
 }
 TEST_P(ShmTwoRanks, PiecesInOrder) { EXPECT_EQ("", run(pieces_in_order)); }
 TEST_P(ShmTwoRanks, TagsMatchedNotOrder) { EXPECT_EQ("", run(reverse_tags)); }

@@ -48,6 +48,21 @@ TEST(UcxStagingPool, KeepsAtMostItsBound) {
   EXPECT_EQ(pool->retained_bytes(), UcxStagingPool::kRetainBytes);
 }
 
+// Suspending a communicator frees what the pool keeps; a buffer in use then still comes back.
+TEST(UcxStagingPool, ReleaseFreesWhatItKeeps) {
+  auto pool = UcxStagingPool::make();
+  UcxStagingPool::Buffer in_use = pool->take(1 << 20);
+  { UcxStagingPool::Buffer b = pool->take(8 << 20); }
+  { UcxStagingPool::Buffer b = pool->take(5000); }
+  EXPECT_EQ(pool->retained_bytes(), (size_t{8} << 20) + 8192);
+  EXPECT_EQ(pool->release_retained(), (size_t{8} << 20) + 8192);
+  EXPECT_EQ(pool->retained_bytes(), 0u);
+  EXPECT_EQ(pool->release_retained(), 0u);
+  std::memset(in_use.data(), 7, 1 << 20);
+  in_use = UcxStagingPool::Buffer();
+  EXPECT_EQ(pool->retained_bytes(), size_t{1} << 20);
+}
+
 // UCX may hold a buffer after its connection (and the worker owning the pool) went.
 TEST(UcxStagingPool, BufferOutlivesThePoolsOwner) {
   auto pool = UcxStagingPool::make();

@@ -59,7 +59,8 @@ class MessageChannel : public std::enable_shared_from_this<MessageChannel> {
   void cancel(uint64_t comm, uint64_t seq);
   const char* transport_name() const { return transport_name_; }
   virtual TransportCounters counters() const { return completions_.counters(); }
-  virtual size_t held_bytes() const { return 0; }  // Connection::held_bytes
+  virtual size_t held_bytes() const { return 0; }     // Connection::held_bytes
+  virtual size_t release_idle_memory() { return 0; }  // Connection::release_idle_memory
   boost::asio::io_context& io() { return io_; }
 
  protected:
@@ -203,6 +204,7 @@ class OwnedConnection : public Connection {
   const char* transport_name() const override { return channel_->transport_name(); }
   TransportCounters counters() const override { return channel_->counters(); }
   size_t held_bytes() const override { return channel_->held_bytes(); }
+  size_t release_idle_memory() override { return channel_->release_idle_memory(); }
   MessageChannel& channel() { return *channel_; }
 
  private:

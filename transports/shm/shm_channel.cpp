@@ -237,9 +237,9 @@ void ShmChannel::pump_slots() {
       slot_sends_.clear();
       return;
     }
-    segment_bytes_.store(ShmSegment::kBytes);
     send_memory(MemoryKind::Segment, 0, 0, ShmSegment::kBytes, std::move(to_pass));
   }
+  if (out_segment_ && !slot_sends_.empty()) segment_bytes_.store(ShmSegment::kBytes);  // (again) in use
   // Every queued send gets at least one chunk, so an empty message still announces itself.
   while (!slot_sends_.empty() && !free_slots_.empty() && !closed()) {
     SlotSend& s = slot_sends_.front();
@@ -263,6 +263,13 @@ void ShmChannel::pump_slots() {
       slot_sends_.pop_front();
     }
   }
+}
+
+size_t ShmChannel::release_idle_memory() {
+  // The peer reads a slot only between our Slot frame and its SlotFree: none in use, none read.
+  if (!out_segment_ || slots_in_use_ != 0 || !slot_sends_.empty() || segment_bytes_.load() == 0) return 0;
+  out_segment_->release_pages();
+  return segment_bytes_.exchange(0);
 }
 
 void ShmChannel::on_slot(const FrameHeader& h) {

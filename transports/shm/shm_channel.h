@@ -51,8 +51,11 @@ class ShmChannel : public MessageChannel {
 
   Stats stats() const { return {direct_copies_.load(), slot_chunks_.load(), mapped_copies_.load()}; }
   TransportCounters counters() const override;
-  // Our copy-through segment, once made (the peer's, mapped here, is counted by the peer).
+  // Our copy-through segment while its pages are held (the peer's, mapped here, is counted by the
+  // peer).
   size_t held_bytes() const override { return segment_bytes_.load(); }
+  // Our segment's pages, when no slot holds a chunk.
+  size_t release_idle_memory() override;
   // This rank deregistered region id: tell the peer to unmap it if it was passed there.
   void withdraw_region(uint64_t id);
   // Connection::pass_memory / receive_memory (the flat board).
@@ -118,7 +121,7 @@ class ShmChannel : public MessageChannel {
   std::atomic<uint64_t> mapped_copies_{0};
   std::atomic<uint64_t> staged_bytes_{0};
   std::atomic<uint64_t> mapped_bytes_{0};
-  std::atomic<size_t> segment_bytes_{0};  // out_segment_'s size, readable from any thread
+  std::atomic<size_t> segment_bytes_{0};  // out_segment_'s size while its pages are held; any thread
 };
 
 }  // namespace dc

@@ -26,6 +26,9 @@ class ShmSegment {
   ShmSegment& operator=(const ShmSegment&) = delete;
 
   char* slot(size_t index) { return base_ + index * kSlotBytes; }
+  // Gives the segment's pages back to the kernel (they read as zeros and are made again by the
+  // next write, in every process mapping it). Only while no slot holds a chunk. Throws dc::Error.
+  void release_pages();
 
  private:
   explicit ShmSegment(char* base) : base_(base) {}

@@ -53,6 +53,8 @@ class UcxChannel : public std::enable_shared_from_this<UcxChannel> {
   void flush(std::function<void()> done);
   void cancel(uint64_t comm, uint64_t seq);
   TransportCounters counters() const { return completions_.counters(); }
+  // The worker's idle staging buffers (shared by every UCX connection of the process).
+  size_t release_idle_memory() { return worker_->release_staging(); }
 
   // From the worker, inside UCX's progress (no UCX progress or endpoint close from here).
   ucs_status_t on_message(const UcxHeader& h, void* data, size_t length, bool rendezvous);

@@ -1,6 +1,9 @@
 #include "transports/ucx/ucx_staging.h"
 
+#include <malloc.h>
+
 #include <bit>
+#include <utility>
 
 namespace dc {
 
@@ -17,6 +20,16 @@ size_t size_class(size_t bytes) {
 
 UcxStagingPool::Buffer::~Buffer() {
   if (pool_) pool_->give_back(std::move(data_), capacity_);
+}
+
+UcxStagingPool::Buffer& UcxStagingPool::Buffer::operator=(Buffer&& other) noexcept {
+  if (this != &other) {
+    if (pool_) pool_->give_back(std::move(data_), capacity_);
+    data_ = std::move(other.data_);
+    capacity_ = other.capacity_;
+    pool_ = std::move(other.pool_);
+  }
+  return *this;
 }
 
 UcxStagingPool::Buffer UcxStagingPool::take(size_t bytes) {
@@ -40,6 +53,21 @@ UcxStagingPool::Buffer UcxStagingPool::take(size_t bytes) {
 size_t UcxStagingPool::retained_bytes() {
   std::lock_guard<std::mutex> lock(mutex_);
   return retained_;
+}
+
+size_t UcxStagingPool::release_retained() {
+  std::vector<std::vector<std::unique_ptr<unsigned char[]>>> freed;
+  size_t bytes = 0;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    freed.swap(free_);
+    bytes = std::exchange(retained_, 0);
+  }
+  freed.clear();
+  // Buffers below glibc's (rising) mmap threshold come from the heap, which keeps freed pages
+  // unless trimmed.
+  malloc_trim(0);
+  return bytes;
 }
 
 void UcxStagingPool::give_back(std::unique_ptr<unsigned char[]> data, size_t capacity) {

@@ -23,7 +23,7 @@ class UcxStagingPool : public std::enable_shared_from_this<UcxStagingPool> {
    public:
     Buffer() = default;
     Buffer(Buffer&&) = default;
-    Buffer& operator=(Buffer&&) = default;
+    Buffer& operator=(Buffer&& other) noexcept;  // the buffer held before goes back to its pool
     ~Buffer();
     unsigned char* data() const { return data_.get(); }
     explicit operator bool() const { return data_ != nullptr; }
@@ -39,6 +39,8 @@ class UcxStagingPool : public std::enable_shared_from_this<UcxStagingPool> {
   Buffer take(size_t bytes);
   // What it keeps for reuse now.
   size_t retained_bytes();
+  // Frees what it keeps for reuse (buffers in use come back later as usual); returns the bytes.
+  size_t release_retained();
 
  private:
   UcxStagingPool() = default;

@@ -118,6 +118,7 @@ class UcxConnection : public Connection {
   void cancel(uint64_t comm, uint64_t seq) override { channel_->cancel(comm, seq); }
   const char* transport_name() const override { return "ucx"; }
   TransportCounters counters() const override { return channel_->counters(); }
+  size_t release_idle_memory() override { return channel_->release_idle_memory(); }
 
  private:
   std::shared_ptr<UcxChannel> channel_;

@@ -69,6 +69,8 @@ class UcxWorker : public std::enable_shared_from_this<UcxWorker> {
   ucp_mem_h memory_handle(const void* buf, size_t len);
   // Staging memory of at least `bytes` for a payload in ordinary memory (reused, ucx_staging.h).
   UcxStagingPool::Buffer staging(size_t bytes) { return staging_->take(bytes); }
+  // Frees the staging buffers kept for reuse; returns their bytes.
+  size_t release_staging() { return staging_->release_retained(); }
 
  private:
   struct Mapped {
