@@ -258,7 +258,11 @@ void wait_batch(const std::shared_ptr<OpBatch>& batch, int timeout_ms, const std
   if (!batch->wait_until(deadline)) {
     // Fail the communicators (and tell the other ranks): the operations end now, with this error.
     for (dcComm* c : comms) fail_comm_from_caller(&c->exec, timeout_status(timeout_ms));
-    batch->wait_until(std::chrono::steady_clock::now() + std::chrono::seconds(5));
+    // Ending waits for transfers still reading or writing the buffers, bounded (Operation::complete).
+    if (!batch->wait_until(std::chrono::steady_clock::now() + std::chrono::seconds(5))) {
+      fail(dcSystemError, "DeepComm: an operation did not end 5 s after DEEPCOMM_TIMEOUT (" +
+                              std::to_string(timeout_ms / 1000) + " s) failed it; the communicator is unusable");
+    }
   }
   Status st = batch->status();
   if (!st.ok()) throw Error(st.code, st.message);

@@ -142,7 +142,13 @@ void fail_comm(ExecComm* comm, const Status& status, uint64_t first_collective) 
 }
 
 void fail_comm_from_caller(ExecComm* comm, const Status& status) {
-  call_on_engine([comm, status] { fail_comm(comm, status); }, comm->engine_timeout_ms, "failing the communicator");
+  call_on_engine(
+      [comm, status] {
+        fail_comm(comm, status);  // nothing when failed already
+        auto ops = comm->active_ops;
+        for (const auto& op : ops) op->fail(status);
+      },
+      comm->engine_timeout_ms, "failing the communicator");
 }
 
 void start_control_channel(ExecComm* comm) {

@@ -17,7 +17,9 @@ namespace dc {
 // their data is sent and they can still complete here (a slow rank may still be in one when a faster
 // rank fails a later call). They end by themselves, by their own errors, or by the deadline.
 void fail_comm(ExecComm* comm, const Status& status, uint64_t first_collective = 0);
-// fail_comm from a caller thread (timeouts, revoke, abort), waiting for the engine (bounded).
+// fail_comm from a caller thread (timeouts, revoke, abort), waiting for the engine (bounded). It
+// ends every operation of the communicator, also those an earlier failure spared: this is their
+// deadline.
 void fail_comm_from_caller(ExecComm* comm, const Status& status);
 
 // Posts the control receives of a new communicator.
