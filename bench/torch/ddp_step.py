@@ -6,9 +6,15 @@ model's size is timed the same way. Prints medians over rounds of the per-step m
 
     PYTHONPATH=python:build/python:tests/torch DEEPCOMM_LIBRARY=build/libdeepcomm.so.0 \
         build-venv/bin/python bench/torch/ddp_step.py [--rounds 7] [--steps 10] [--width 1024]
+
+Under a launcher that starts the ranks itself (deepcomm-run, e.g. on the namespace cluster of
+bench/cluster/run_on_cluster.sh; torchrun), --store names the FileStore path every rank shares,
+and the rank and size come from the launcher's variables (DEEPCOMM_RANK/DEEPCOMM_NRANKS, or
+torchrun's RANK/WORLD_SIZE). On the cluster, gloo needs GLOO_SOCKET_IFNAME=eth0.
 """
 import argparse
 import datetime
+import os
 import statistics
 import time
 
@@ -80,5 +86,15 @@ if __name__ == "__main__":
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--width", type=int, default=1024)
+    parser.add_argument("--store", help="the FileStore path of ranks started by a launcher")
     a = parser.parse_args()
-    harness.run(bench, args=(a.rounds, a.steps, a.width), deadline_s=1800)
+    if a.store:
+        torch.set_num_threads(1)
+        rank = int(os.environ.get("DEEPCOMM_RANK", os.environ.get("RANK", "-1")))
+        nranks = int(os.environ.get("DEEPCOMM_NRANKS", os.environ.get("WORLD_SIZE", "0")))
+        if rank < 0 or nranks < 1:
+            parser.error("--store needs the launcher's DEEPCOMM_RANK/DEEPCOMM_NRANKS or RANK/WORLD_SIZE")
+        bench(rank, nranks, f"file://{a.store}", a.rounds, a.steps, a.width)
+        dist.destroy_process_group()
+    else:
+        harness.run(bench, args=(a.rounds, a.steps, a.width), deadline_s=1800)
