@@ -71,6 +71,16 @@ Status CpuStreamQueue::enqueue_gate(Stream stream, const uint64_t* word, uint64_
   });
 }
 
+Status CpuStreamQueue::enqueue_gate_reset(Stream stream, uint64_t* word, uint64_t value, uint64_t reset) {
+  return enqueue(stream, [=] {
+    std::atomic_ref<uint64_t> gate(*word);
+    for (uint64_t seen = gate.load(std::memory_order_acquire); seen != value;
+         seen = gate.load(std::memory_order_acquire))
+      gate.wait(seen, std::memory_order_acquire);
+    gate.store(reset, std::memory_order_release);
+  });
+}
+
 void CpuStreamQueue::open_gate(uint64_t* word, uint64_t value) {
   std::atomic_ref<uint64_t> gate(*word);
   gate.store(value, std::memory_order_release);
@@ -82,10 +92,38 @@ bool CpuStreamQueue::capturing(Stream stream) {
   return capturing_.count(stream.handle) > 0;
 }
 
-void CpuStreamQueue::set_capturing(Stream stream, bool on) {
+Status CpuStreamQueue::retain_until_graph_destroyed(Stream stream, std::function<void()> release) {
   std::lock_guard<std::mutex> lock(capture_mutex_);
-  if (on) capturing_.insert(stream.handle);
-  else capturing_.erase(stream.handle);
+  auto graph = capturing_.find(stream.handle);
+  if (graph == capturing_.end()) return Status::failure(dcInvalidUsage, "DeepComm: the stream is not capturing");
+  graph->second->releases_.push_back(std::move(release));
+  return Status::success();
+}
+
+CpuStreamQueue::Graph::~Graph() {
+  for (auto& release : releases_) release();
+}
+
+void CpuStreamQueue::begin_capture(Stream stream) {
+  std::lock_guard<std::mutex> lock(capture_mutex_);
+  capturing_[stream.handle] = std::make_shared<Graph>();
+}
+
+std::shared_ptr<CpuStreamQueue::Graph> CpuStreamQueue::end_capture(Stream stream) {
+  std::lock_guard<std::mutex> lock(capture_mutex_);
+  auto graph = capturing_.find(stream.handle);
+  if (graph == capturing_.end()) return std::make_shared<Graph>();
+  std::shared_ptr<Graph> captured = std::move(graph->second);
+  capturing_.erase(graph);
+  return captured;
+}
+
+Status CpuStreamQueue::launch(const std::shared_ptr<Graph>& graph, Stream stream) {
+  for (const auto& work : graph->work_) {
+    Status status = enqueue(stream, work);
+    if (!status.ok()) return status;
+  }
+  return enqueue(stream, [graph] {});  // the replay holds the graph until the stream passed it
 }
 
 Status CpuStreamQueue::enqueue_task(Stream stream, std::function<void()> task) {
@@ -106,6 +144,14 @@ bool CpuStreamQueue::idle(Stream stream) {
 }
 
 Status CpuStreamQueue::enqueue(Stream stream, std::function<void()> op) {
+  {
+    std::lock_guard<std::mutex> lock(capture_mutex_);
+    auto graph = capturing_.find(stream.handle);
+    if (graph != capturing_.end()) {
+      graph->second->work_.push_back(std::move(op));
+      return Status::success();
+    }
+  }
   Lane& lane = lane_of(stream);
   {
     std::lock_guard<std::mutex> lock(lane.mutex);

@@ -2,7 +2,9 @@
 // and is tested without a GPU: a stream is an ordered lane with its own thread, "device memory" is
 // host memory tagged as such, memops are atomics (a gate blocks its lane in atomic wait; open_gate
 // stores and notifies). Tests also enqueue host tasks that stand for a user's kernels, and wait for
-// a stream as cudaStreamSynchronize does.
+// a stream as cudaStreamSynchronize does. Graph capture is emulated too: between begin_capture and
+// end_capture a stream records what is enqueued on it instead of running it, and launch replays the
+// recording on a stream (cudaStreamBeginCapture, cudaStreamEndCapture, cudaGraphLaunch).
 #pragma once
 
 #include <chrono>
@@ -13,9 +15,9 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <thread>
 #include <unordered_map>
+#include <vector>
 
 #include "device/stream_queue.h"
 
@@ -38,11 +40,29 @@ class CpuStreamQueue : public StreamQueue {
   Status enqueue_copy(Stream stream, void* dst, const void* src, size_t bytes) override;
   Status enqueue_doorbell(Stream stream, uint64_t* word, uint64_t value, int wake_fd) override;
   Status enqueue_gate(Stream stream, const uint64_t* word, uint64_t value) override;
+  Status enqueue_gate_reset(Stream stream, uint64_t* word, uint64_t value, uint64_t reset) override;
   void open_gate(uint64_t* word, uint64_t value) override;
   bool capturing(Stream stream) override;
+  Status retain_until_graph_destroyed(Stream stream, std::function<void()> release) override;
 
-  // Marks a stream as capturing a graph, or not (tests: the emulation records nothing).
-  void set_capturing(Stream stream, bool on);
+  // A captured graph: its recorded work, and what runs once it is destroyed and no replay of it
+  // runs any more (a replay holds it).
+  class Graph {
+   public:
+    ~Graph();
+    size_t size() const { return work_.size(); }
+
+   private:
+    friend class CpuStreamQueue;
+    std::vector<std::function<void()>> work_;
+    std::vector<std::function<void()>> releases_;
+  };
+  // cudaStreamBeginCapture: what is enqueued on stream from now on is recorded.
+  void begin_capture(Stream stream);
+  // cudaStreamEndCapture: the recording (empty if the stream was not capturing).
+  std::shared_ptr<Graph> end_capture(Stream stream);
+  // cudaGraphLaunch: the graph's work, enqueued on stream in the order recorded.
+  Status launch(const std::shared_ptr<Graph>& graph, Stream stream);
 
   // A user's kernel in the emulation: task runs when the stream reaches it.
   Status enqueue_task(Stream stream, std::function<void()> task);
@@ -73,7 +93,7 @@ class CpuStreamQueue : public StreamQueue {
   std::unordered_map<uint64_t, std::unique_ptr<Lane>> lanes_;
 
   std::mutex capture_mutex_;
-  std::set<uint64_t> capturing_;
+  std::map<uint64_t, std::shared_ptr<Graph>> capturing_;  // by stream
 
   mutable std::mutex memory_mutex_;
   std::map<uintptr_t, size_t> device_ranges_;  // start -> bytes

@@ -36,7 +36,7 @@
 extern "C" {
 #endif
 
-#define DEEPCOMM_DEVICE_PLUGIN_ABI_VERSION 2
+#define DEEPCOMM_DEVICE_PLUGIN_ABI_VERSION 3
 #define DEEPCOMM_DEVICE_PLUGIN_ENTRY "deepcommDevicePlugin"
 #define DEEPCOMM_DEVICE_PLUGIN_EXPORT __attribute__((visibility("default")))
 
@@ -94,6 +94,12 @@ typedef struct {
   void (*open_gate)(void* queue, uint64_t* word, uint64_t value); /* host side: *word = value */
   int32_t (*stream_capturing)(void* queue, uint64_t stream);      /* 1 while it captures a graph */
   const char* (*last_error)(void* queue);                         /* this thread's last failure */
+  /* Version 3: graphs (set whenever the stream functions are). The stream waits until
+   * *word == value, then stores reset into it. */
+  int32_t (*enqueue_gate_reset)(void* queue, uint64_t stream, uint64_t* word, uint64_t value, uint64_t reset);
+  /* Only while stream captures: release(arg) is called once the graph being captured and every
+   * instance of it are destroyed and no replay of it runs (cudaUserObject). */
+  int32_t (*retain_until_graph_destroyed)(void* queue, uint64_t stream, void (*release)(void*), void* arg);
 } dcDevicePlugin_t;
 
 typedef const dcDevicePlugin_t* (*dcDevicePluginEntry_t)(void);

@@ -1,5 +1,6 @@
 #include "device/plugin_stream_queue.h"
 
+#include <memory>
 #include <string>
 
 namespace dc::device {
@@ -47,9 +48,24 @@ Status PluginStreamQueue::enqueue_gate(Stream stream, const uint64_t* word, uint
   return status_of(api_->enqueue_gate(queue_, stream.handle, word, value), "a gate on a stream");
 }
 
+Status PluginStreamQueue::enqueue_gate_reset(Stream stream, uint64_t* word, uint64_t value, uint64_t reset) {
+  return status_of(api_->enqueue_gate_reset(queue_, stream.handle, word, value, reset), "a graph's gate on a stream");
+}
+
 void PluginStreamQueue::open_gate(uint64_t* word, uint64_t value) { api_->open_gate(queue_, word, value); }
 
 bool PluginStreamQueue::capturing(Stream stream) { return api_->stream_capturing(queue_, stream.handle) == 1; }
+
+Status PluginStreamQueue::retain_until_graph_destroyed(Stream stream, std::function<void()> release) {
+  auto* owned = new std::function<void()>(std::move(release));
+  auto call_once = [](void* arg) {
+    std::unique_ptr<std::function<void()>> fn(static_cast<std::function<void()>*>(arg));
+    (*fn)();
+  };
+  const int32_t code = api_->retain_until_graph_destroyed(queue_, stream.handle, call_once, owned);
+  if (code != dcSuccess) delete owned;  // the plugin never calls it
+  return status_of(code, "keeping a captured operation with its graph");
+}
 
 Status PluginStreamQueue::status_of(int32_t code, const char* call) const {
   if (code == dcSuccess) return Status::success();

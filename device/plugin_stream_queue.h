@@ -1,5 +1,5 @@
 // The stream contract (stream_queue.h) over a loaded plugin's stream functions (plugin_abi.h,
-// version 2), with the device allocations ncclMemAlloc hands out: how the stream bridge reaches
+// version 3), with the device allocations ncclMemAlloc hands out: how the stream bridge reaches
 // CUDA (libdeepcomm-cuda.so) or, in tests, a plugin over the CPU stream queue.
 #pragma once
 
@@ -25,8 +25,10 @@ class PluginStreamQueue : public StreamQueue {
   Status enqueue_copy(Stream stream, void* dst, const void* src, size_t bytes) override;
   Status enqueue_doorbell(Stream stream, uint64_t* word, uint64_t value, int wake_fd) override;
   Status enqueue_gate(Stream stream, const uint64_t* word, uint64_t value) override;
+  Status enqueue_gate_reset(Stream stream, uint64_t* word, uint64_t value, uint64_t reset) override;
   void open_gate(uint64_t* word, uint64_t value) override;
   bool capturing(Stream stream) override;
+  Status retain_until_graph_destroyed(Stream stream, std::function<void()> release) override;
 
   PluginStreamQueue(const PluginStreamQueue&) = delete;
   PluginStreamQueue& operator=(const PluginStreamQueue&) = delete;

@@ -9,12 +9,20 @@
 // by the CPU implementation (cpu_stream_queue.h). A gate waits until its word >= the value it was
 // given, so one monotonic word per communicator serves every gate of its operations.
 //
+// Graphs. While a stream captures a CUDA graph, what is enqueued on it is recorded, and a replay
+// runs it again with the same values: a GEQ gate on a counter cannot serve that. A captured
+// operation has a doorbell the stream sets to 1 (the host takes it and stores 0 again) and a gate
+// per stream that it waits to equal 1 and then resets to 0 (enqueue_gate_reset), so every replay
+// waits for its own opening. What the captured operation needs lives until the graph goes
+// (retain_until_graph_destroyed).
+//
 // Threads. enqueue_* may be called from several threads, each stream's operations in the order
 // its callers enqueued them. open_gate may be called from any thread.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 
 #include "base/error.h"
 #include "device/device_queue.h"
@@ -38,11 +46,17 @@ class StreamQueue {
   // The stream waits until *word >= value.
   virtual Status enqueue_gate(Stream stream, const uint64_t* word, uint64_t value) = 0;
 
-  // Host side: *word = value (never decreasing), opening the gates waiting for at most value.
+  // The stream waits until *word == value, then stores reset into it (a gate in a graph).
+  virtual Status enqueue_gate_reset(Stream stream, uint64_t* word, uint64_t value, uint64_t reset) = 0;
+
+  // Host side: *word = value, opening the gates waiting for it (a GEQ gate's word never decreases).
   virtual void open_gate(uint64_t* word, uint64_t value) = 0;
   // Whether the stream is capturing a graph (cudaStreamIsCapturing): what is enqueued then is
   // recorded for replays, not run.
   virtual bool capturing(Stream stream) = 0;
+  // Only while stream captures: release runs once the graph being captured, and every instance of
+  // it, is destroyed and no replay of it runs any more (cudaUserObject).
+  virtual Status retain_until_graph_destroyed(Stream stream, std::function<void()> release) = 0;
 };
 
 }  // namespace dc::device

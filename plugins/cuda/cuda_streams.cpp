@@ -60,7 +60,14 @@ CudaStreams::CudaStreams() {
 
 void* CudaStreams::alloc_pinned(size_t bytes) {
   void* pointer = nullptr;
-  DC_CUDA_CHECK(cudaHostAlloc(&pointer, bytes == 0 ? 1 : bytes, cudaHostAllocPortable | cudaHostAllocMapped));
+  // A captured operation allocates while its stream captures; in global mode an allocation would
+  // invalidate the capture (as NCCL does, the thread switches to relaxed mode for it).
+  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  DC_CUDA_CHECK(cudaThreadExchangeStreamCaptureMode(&mode));
+  const cudaError_t allocated =
+      cudaHostAlloc(&pointer, bytes == 0 ? 1 : bytes, cudaHostAllocPortable | cudaHostAllocMapped);
+  DC_CUDA_CHECK(cudaThreadExchangeStreamCaptureMode(&mode));
+  DC_CUDA_CHECK(allocated);
   return pointer;
 }
 
@@ -95,6 +102,23 @@ void CudaStreams::enqueue_doorbell(cudaStream_t stream, uint64_t* word, uint64_t
 
 void CudaStreams::enqueue_gate(cudaStream_t stream, const uint64_t* word, uint64_t value) {
   check_driver(wait_value_(stream, device_address(word), value, CU_STREAM_WAIT_VALUE_GEQ), "cuStreamWaitValue64");
+}
+
+void CudaStreams::enqueue_gate_reset(cudaStream_t stream, uint64_t* word, uint64_t value, uint64_t reset) {
+  const CUdeviceptr address = device_address(word);
+  check_driver(wait_value_(stream, address, value, CU_STREAM_WAIT_VALUE_EQ), "cuStreamWaitValue64");
+  check_driver(write_value_(stream, address, reset, CU_STREAM_WRITE_VALUE_DEFAULT), "cuStreamWriteValue64");
+}
+
+void CudaStreams::retain_until_graph_destroyed(cudaStream_t stream, void (*release)(void*), void* arg) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  cudaGraph_t graph = nullptr;
+  DC_CUDA_CHECK(cudaStreamGetCaptureInfo(stream, &status, nullptr, &graph));
+  if (status != cudaStreamCaptureStatusActive || graph == nullptr)
+    fail(dcInvalidUsage, "DeepComm CUDA plugin: the stream is not capturing a graph");
+  cudaUserObject_t object = nullptr;
+  DC_CUDA_CHECK(cudaUserObjectCreate(&object, arg, release, 1, cudaUserObjectNoDestructorSync));
+  DC_CUDA_CHECK(cudaGraphRetainUserObject(graph, object, 1, cudaGraphUserObjectMove));
 }
 
 void CudaStreams::open_gate(uint64_t* word, uint64_t value) {

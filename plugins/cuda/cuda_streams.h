@@ -1,8 +1,12 @@
-// The stream bridge's functions on CUDA (device/plugin_abi.h version 2, device/stream_queue.h).
-// Pinned memory is cudaHostAlloc'd (portable, mapped), device memory cudaMalloc'd. A doorbell is a
-// 64-bit memop write (cuStreamWriteValue64) followed by a host function that writes the bridge's
-// eventfd (cudaLaunchHostFunc; it never blocks); a gate is a memop wait (cuStreamWaitValue64, GEQ)
-// on the word's device-mapped address. The driver's memop entry points come from
+// The stream bridge's functions on CUDA (device/plugin_abi.h version 3, device/stream_queue.h).
+// Pinned memory is cudaHostAlloc'd (portable, mapped; in relaxed capture mode, so that a graph being
+// captured in global mode on some stream is not invalidated by it), device memory cudaMalloc'd. A
+// doorbell is a 64-bit memop write (cuStreamWriteValue64) followed by a host function that writes
+// the bridge's eventfd (cudaLaunchHostFunc; it never blocks); a gate is a memop wait
+// (cuStreamWaitValue64, GEQ) on the word's device-mapped address, a graph's gate a wait EQ and a
+// write of the reset value. All of them are captured into graphs as nodes. What a captured
+// operation needs is tied to its graph with a cudaUserObject, whose release runs on a CUDA thread
+// that must make no CUDA call. The driver's memop entry points come from
 // cudaGetDriverEntryPointByVersion, so the plugin never links libcuda. open_gate is a plain release
 // store: the engine makes no CUDA call.
 #pragma once
@@ -30,8 +34,10 @@ class CudaStreams {
   void enqueue_copy(cudaStream_t stream, void* dst, const void* src, size_t bytes);
   void enqueue_doorbell(cudaStream_t stream, uint64_t* word, uint64_t value, int wake_fd);
   void enqueue_gate(cudaStream_t stream, const uint64_t* word, uint64_t value);
+  void enqueue_gate_reset(cudaStream_t stream, uint64_t* word, uint64_t value, uint64_t reset);
   static void open_gate(uint64_t* word, uint64_t value);
   static bool capturing(cudaStream_t stream);
+  static void retain_until_graph_destroyed(cudaStream_t stream, void (*release)(void*), void* arg);
 
  private:
   using WriteValue64 = CUresult (*)(CUstream, CUdeviceptr, cuuint64_t, unsigned int);

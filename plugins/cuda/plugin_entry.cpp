@@ -104,6 +104,14 @@ int32_t stream_capturing(void*, uint64_t stream) {
 
 const char* last_error(void*) { return t_last_error.c_str(); }
 
+int32_t enqueue_gate_reset(void* handle, uint64_t stream, uint64_t* word, uint64_t value, uint64_t reset) {
+  return guarded([&] { plugin(handle).streams.enqueue_gate_reset(stream_of(stream), word, value, reset); });
+}
+
+int32_t retain_until_graph_destroyed(void*, uint64_t stream, void (*release)(void*), void* arg) {
+  return guarded([&] { CudaStreams::retain_until_graph_destroyed(stream_of(stream), release, arg); });
+}
+
 const dcDevicePlugin_t kPlugin = {DEEPCOMM_DEVICE_PLUGIN_ABI_VERSION,
                                   sizeof(dcDevicePlugin_t),
                                   "cuda",
@@ -123,7 +131,9 @@ const dcDevicePlugin_t kPlugin = {DEEPCOMM_DEVICE_PLUGIN_ABI_VERSION,
                                   enqueue_gate,
                                   open_gate,
                                   stream_capturing,
-                                  last_error};
+                                  last_error,
+                                  enqueue_gate_reset,
+                                  retain_until_graph_destroyed};
 
 }  // namespace
 }  // namespace dc::cuda

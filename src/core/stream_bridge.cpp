@@ -60,6 +60,7 @@ StreamBridge::StreamBridge(dcComm_t comm, device::StreamQueue& streams)
     dc::fail(dcSystemError, "DeepComm: stream bridge: cannot allocate its pinned gate word");
   }
   *gate_word_ = 0;
+  captured_->wake_fd = wake_fd_;
   issuer_ = std::thread(&StreamBridge::issue_loop, this);
 }
 
@@ -70,6 +71,22 @@ StreamBridge::~StreamBridge() {
   }
   wake(wake_fd_);
   issuer_.join();
+  {
+    // A replay waiting at a gate now passes; later replays of these graphs would wait for ever.
+    std::lock_guard<std::mutex> lock(captured_->mutex);
+    captured_->wake_fd = -1;
+    std::erase_if(captured_->ops, [&](const std::shared_ptr<Captured>& op) {
+      if (op->released) streams_.free_pinned(op->block);
+      return op->released;
+    });
+    for (const auto& op : captured_->ops)
+      for (size_t l = 0; l < op->lanes; ++l) streams_.open_gate(&op->gates()[l], 1);
+    if (!captured_->ops.empty())
+      DC_WARN(
+          "stream bridge destroyed while %zu captured device operations had graphs: their pinned memory is left "
+          "allocated",
+          captured_->ops.size());
+  }
   // Streams that never retired their operations may still read the gate word and write the
   // descriptor: they stay, rather than be reused under them.
   if (!ops_.empty()) {
@@ -182,6 +199,11 @@ Status StreamBridge::async_error() const {
   return error_;
 }
 
+size_t StreamBridge::captured_operations() const {
+  std::lock_guard<std::mutex> lock(captured_->mutex);
+  return captured_->ops.size();
+}
+
 bool StreamBridge::wait_until_run(std::chrono::milliseconds timeout) {
   std::unique_lock<std::mutex> lock(mutex_);
   return ran_changed_.wait_for(lock, timeout, [&] { return run_ >= called_ || !error_.ok(); });
@@ -198,7 +220,14 @@ dcResult_t StreamBridge::end_group() {
   grouping_ = false;
   std::vector<Part> parts = std::move(group_);
   group_.clear();
-  return parts.empty() ? dcSuccess : enqueue(std::move(parts));
+  if (parts.empty()) return dcSuccess;
+  const size_t capturing = static_cast<size_t>(
+      std::count_if(parts.begin(), parts.end(), [&](const Part& p) { return streams_.capturing(p.stream); }));
+  if (capturing == 0) return enqueue(std::move(parts));
+  if (capturing < parts.size())
+    return refuse(dcInvalidUsage,
+                  "DeepComm: a group's device calls are on streams of which some capture a CUDA graph and some do not");
+  return enqueue_captured(std::move(parts));
 }
 
 void StreamBridge::drop_group() {
@@ -221,11 +250,6 @@ dcResult_t StreamBridge::add(device::Stream stream, const void* send, size_t in_
                              Run run, bool copies_out) {
   if ((in_bytes > 0 && send == nullptr) || (copies_out && out_bytes > 0 && recv == nullptr))
     return refuse(dcInvalidArgument, "DeepComm: device operation: NULL buffer");
-  // A graph replays what was captured, many times: one gate number per call cannot serve that.
-  if (streams_.capturing(stream))
-    return refuse(dcInvalidUsage,
-                  "DeepComm: a device call on a stream that is capturing a CUDA graph is not supported yet; call it "
-                  "outside the capture");
   Part part{stream, send, in_bytes, recv, copies_out ? out_bytes : 0, out_bytes, std::move(run)};
   if (grouping_) {
     group_.push_back(std::move(part));
@@ -233,7 +257,8 @@ dcResult_t StreamBridge::add(device::Stream stream, const void* send, size_t in_
   }
   std::vector<Part> parts;
   parts.push_back(std::move(part));
-  return enqueue(std::move(parts));
+  // A graph replays what was captured, many times: one gate number per call cannot serve that.
+  return streams_.capturing(stream) ? enqueue_captured(std::move(parts)) : enqueue(std::move(parts));
 }
 
 dcResult_t StreamBridge::enqueue(std::vector<Part> parts) {
@@ -294,11 +319,105 @@ dcResult_t StreamBridge::enqueue(std::vector<Part> parts) {
   return dcSuccess;
 }
 
+dcResult_t StreamBridge::enqueue_captured(std::vector<Part> parts) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!error_.ok()) return refuse(error_.code, "DeepComm: an earlier device operation failed: " + error_.message);
+  }
+  std::vector<device::Stream> lanes;
+  for (const Part& p : parts)
+    if (std::none_of(lanes.begin(), lanes.end(), [&](device::Stream s) { return s.handle == p.stream.handle; }))
+      lanes.push_back(p.stream);
+  const size_t word_bytes = aligned(2 * lanes.size() * sizeof(uint64_t));
+  size_t bytes = word_bytes;
+  for (Part& p : parts) {
+    p.in_at = bytes;
+    bytes += aligned(p.in_bytes);
+    p.out_at = bytes;
+    bytes += aligned(p.slot_out_bytes);
+  }
+  auto op = std::make_shared<Captured>();
+  op->block = static_cast<uint8_t*>(streams_.alloc_pinned(bytes));
+  if (op->block == nullptr)
+    return refuse(dcSystemError, "DeepComm: cannot allocate " + std::to_string(bytes) +
+                                     " bytes of pinned memory for a captured device operation");
+  std::memset(op->block, 0, word_bytes);
+  op->lanes = lanes.size();
+  op->parts = std::move(parts);
+  // The graph owns the block from here: released when the graph goes, freed by the issuing thread.
+  std::weak_ptr<CapturedList> list = captured_;
+  Status status = streams_.retain_until_graph_destroyed(lanes.front(), [list, op] {
+    if (auto alive = list.lock()) {
+      std::lock_guard<std::mutex> lock(alive->mutex);
+      op->released = true;
+      if (alive->wake_fd >= 0) wake(alive->wake_fd);
+    }
+  });
+  if (!status.ok()) {
+    streams_.free_pinned(op->block);  // nothing refers to it yet
+    return refuse(status.code, status.message);
+  }
+  {
+    std::lock_guard<std::mutex> lock(captured_->mutex);
+    captured_->ops.push_back(op);
+  }
+  // Recorded, not run: a failure leaves the capture incomplete, and the graph is the user's to drop.
+  for (size_t l = 0; l < lanes.size() && status.ok(); ++l) {
+    for (const Part& p : op->parts)
+      if (status.ok() && p.stream.handle == lanes[l].handle && p.in_bytes > 0)
+        status = streams_.enqueue_copy(p.stream, op->block + p.in_at, p.send, p.in_bytes);
+    if (status.ok()) status = streams_.enqueue_doorbell(lanes[l], &op->doorbells()[l], 1, wake_fd_);
+    if (status.ok()) status = streams_.enqueue_gate_reset(lanes[l], &op->gates()[l], 1, 0);
+    for (const Part& p : op->parts)
+      if (status.ok() && p.stream.handle == lanes[l].handle && p.out_bytes > 0)
+        status = streams_.enqueue_copy(p.stream, p.recv, op->block + p.out_at, p.out_bytes);
+  }
+  return status.ok() ? dcSuccess : refuse(status.code, status.message);
+}
+
+void StreamBridge::run_captured() {
+  std::vector<std::shared_ptr<Captured>> rung;
+  {
+    std::lock_guard<std::mutex> lock(captured_->mutex);
+    auto& ops = captured_->ops;
+    for (auto it = ops.begin(); it != ops.end();) {
+      if ((*it)->released) {
+        streams_.free_pinned((*it)->block);
+        it = ops.erase(it);
+      } else {
+        if ((*it)->rung()) rung.push_back(*it);
+        ++it;
+      }
+    }
+  }
+  // A graph is not released while a replay of it runs, and only this thread frees: the blocks stay.
+  for (const auto& op : rung) {
+    for (size_t l = 0; l < op->lanes; ++l) std::atomic_ref<uint64_t>(op->doorbells()[l]).store(0);
+    Status failed;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      failed = error_;
+    }
+    if (failed.ok()) {
+      const Status result = run(op->parts, op->block);
+      if (!result.ok()) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        record_failure(result);
+      }
+    }
+    for (size_t l = 0; l < op->lanes; ++l) streams_.open_gate(&op->gates()[l], 1);
+  }
+}
+
 void StreamBridge::issue_loop() {
   std::unique_lock<std::mutex> lock(mutex_);
   while (!stopping_) {
     free_retired();
     run_rung(lock);
+    if (stopping_) break;
+    lock.unlock();
+    run_captured();
+    lock.lock();
     if (stopping_) break;
     lock.unlock();
     wait_and_drain(wake_fd_, 1000);  // doorbells and the destructor write it
@@ -370,6 +489,12 @@ void StreamBridge::record_failure(Status status) {
 bool StreamBridge::Op::rung() const {
   for (size_t l = 0; l < lanes; ++l)
     if (load(doorbells()[l]) != number) return false;
+  return true;
+}
+
+bool StreamBridge::Captured::rung() const {
+  for (size_t l = 0; l < lanes; ++l)
+    if (load(doorbells()[l]) != 1) return false;
   return true;
 }
 

@@ -12,9 +12,20 @@
 // pinned block, one of each per stream among its calls; the block is freed once every retirement
 // doorbell rang.
 //
+// Graphs. A call on a stream that captures a CUDA graph becomes a captured operation: its pinned
+// block lives as long as the graph (the stream contract's retain_until_graph_destroyed), and every
+// stream among its calls gets a doorbell the stream sets to 1 and a gate it waits to equal 1 and
+// then resets to 0, so each replay rings, waits and runs anew. The issuing thread runs a captured
+// operation whenever all its doorbells rang (taking them back to 0), then sets its gates to 1.
+// Captured operations run in the order their doorbells ring, interleaved with the others: every
+// rank must replay its graphs in the same order, as with NCCL.
+//
 // Faults. An operation that fails (a dead peer, a timeout, an abort of the communicator) records
 // the bridge's asynchronous error and opens every gate, present and future: no stream waits
-// forever. Later calls return that error. Destroying the bridge opens every gate too.
+// forever. Later calls return that error, and captured operations whose doorbells ring open their
+// gates without running. Destroying the bridge opens every gate too; a graph replayed after its
+// communicator was destroyed waits for ever (invalid usage, as with NCCL), and its pinned block
+// stays allocated.
 //
 // Threads. The issuing thread is the communicator's user while the bridge lives: the caller must
 // not run operations of the same communicator itself meanwhile. Calls may come from any one thread
@@ -26,6 +37,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -63,6 +75,8 @@ class StreamBridge {
   // (ncclCommSuspend; on the calling thread).
   size_t cached_bytes() const { return pool_.cached_bytes(); }
   void release_cached_memory() { pool_.release_cached(); }
+  // Captured operations whose graphs still live (their pinned blocks are held).
+  size_t captured_operations() const;
   // Waits until every operation called so far ran, or the bridge failed; false at the timeout.
   bool wait_until_run(std::chrono::milliseconds timeout);
   // Fails the bridge (an abort): status becomes its asynchronous error unless one came first, and
@@ -103,6 +117,23 @@ class StreamBridge {
     bool rung() const;     // on every stream
     bool retired() const;  // on every stream
   };
+  // A captured operation: a doorbell and a gate per stream, then the slots, for every replay.
+  struct Captured {
+    uint8_t* block = nullptr;
+    size_t lanes = 0;
+    std::vector<Part> parts;
+    bool released = false;  // its graph is gone (CapturedList's mutex); the issuing thread frees it
+    uint64_t* doorbells() const { return reinterpret_cast<uint64_t*>(block); }
+    uint64_t* gates() const { return doorbells() + lanes; }
+    bool rung() const;  // on every stream
+  };
+  // The captured operations, shared with the graphs' release callbacks, which may run after the
+  // bridge is gone and must make no device call (they run on CUDA's thread).
+  struct CapturedList {
+    std::mutex mutex;
+    int wake_fd = -1;                            // -1 once the bridge is gone
+    std::vector<std::shared_ptr<Captured>> ops;  // in capture order
+  };
   // Opens every gate: far above any operation number, yet a positive distance from each (a GPU
   // gate compares (int64_t)(word - value) >= 0).
   static constexpr uint64_t kAllGates = uint64_t{1} << 62;
@@ -116,7 +147,12 @@ class StreamBridge {
   dcResult_t add(device::Stream stream, const void* send, size_t in_bytes, void* recv, size_t out_bytes, Run run,
                  bool copies_out = true);
   dcResult_t enqueue(std::vector<Part> parts);
+  // The same on streams that capture a graph.
+  dcResult_t enqueue_captured(std::vector<Part> parts);
   void issue_loop();
+  // Issuing thread: frees the blocks of captured operations whose graphs are gone, then runs
+  // those whose doorbells rang (skipped, gates opened, once the bridge failed).
+  void run_captured();
   // mutex_ held (released while an operation runs): runs the operations whose doorbells rang, in
   // call order, up to the first that has not rung.
   void run_rung(std::unique_lock<std::mutex>& lock);
@@ -141,6 +177,7 @@ class StreamBridge {
   bool stopping_ = false;
   bool grouping_ = false;    // between begin_group and end_group (the caller's thread only)
   std::vector<Part> group_;  // the open group's calls
+  std::shared_ptr<CapturedList> captured_ = std::make_shared<CapturedList>();
   std::thread issuer_;
 };
 

@@ -147,6 +147,63 @@ TEST(GpuBridge, AKilledPeerReleasesTheStream) {
       "");
 }
 
+// CUDA graphs, global and relaxed capture: an in-place all-reduce captured once and replayed five
+// times: each replay multiplies what the n ranks hold by n. Nothing runs at capture.
+int captured_all_reduce_replays(int rank, int n, ncclComm_t comm, cudaStreamCaptureMode mode) {
+  const size_t count = 1 << 16;
+  std::vector<float> ones(count, 1.0f), result(count);
+  float* buffer = nullptr;
+  CUDA_OR_COMPLAIN(cudaMalloc(&buffer, count * sizeof(float)));
+  CUDA_OR_COMPLAIN(cudaMemcpy(buffer, ones.data(), count * sizeof(float), cudaMemcpyHostToDevice));
+  cudaStream_t stream = nullptr;
+  CUDA_OR_COMPLAIN(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  CUDA_OR_COMPLAIN(cudaStreamBeginCapture(stream, mode));
+  const ncclResult_t captured = ncclAllReduce(buffer, buffer, count, ncclFloat, ncclSum, comm, stream);
+  cudaGraph_t graph = nullptr;
+  CUDA_OR_COMPLAIN(cudaStreamEndCapture(stream, &graph));
+  if (captured != ncclSuccess) return complain(rank, std::string("captured all-reduce: ") + ncclGetLastError(comm));
+  cudaGraphExec_t exec = nullptr;
+  CUDA_OR_COMPLAIN(cudaGraphInstantiate(&exec, graph, 0));
+  CUDA_OR_COMPLAIN(cudaMemcpy(result.data(), buffer, count * sizeof(float), cudaMemcpyDeviceToHost));
+  if (result[0] != 1.0f) return complain(rank, "the capture ran the all-reduce");
+  const int replays = 5;
+  for (int r = 0; r < replays; ++r) CUDA_OR_COMPLAIN(cudaGraphLaunch(exec, stream));
+  CUDA_OR_COMPLAIN(cudaStreamSynchronize(stream));
+  CUDA_OR_COMPLAIN(cudaMemcpy(result.data(), buffer, count * sizeof(float), cudaMemcpyDeviceToHost));
+  float want = 1.0f;
+  for (int r = 0; r < replays; ++r) want *= static_cast<float>(n);
+  int failures = 0;
+  if (result[0] != want || result[count - 1] != want)
+    failures += complain(rank, "after " + std::to_string(replays) + " replays " + std::to_string(result[0]) + ", not " +
+                                   std::to_string(want));
+  ncclResult_t async = ncclSuccess;
+  if (ncclCommGetAsyncError(comm, &async) != ncclSuccess || async != ncclSuccess)
+    failures += complain(rank, "asynchronous error after the replays");
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cudaStreamDestroy(stream);
+  cudaFree(buffer);
+  return failures;
+}
+
+TEST(GpuBridge, FourRanksReplayACapturedAllReduceGlobalMode) {
+  if (const std::string why = no_gpu_reason(); !why.empty()) GTEST_SKIP() << why;
+  EXPECT_EQ(run_ranks(4,
+                      [](int rank, int n, ncclComm_t comm) {
+                        return captured_all_reduce_replays(rank, n, comm, cudaStreamCaptureModeGlobal);
+                      }),
+            "");
+}
+
+TEST(GpuBridge, TwoRanksReplayACapturedAllReduceRelaxedMode) {
+  if (const std::string why = no_gpu_reason(); !why.empty()) GTEST_SKIP() << why;
+  EXPECT_EQ(run_ranks(2,
+                      [](int rank, int n, ncclComm_t comm) {
+                        return captured_all_reduce_replays(rank, n, comm, cudaStreamCaptureModeRelaxed);
+                      }),
+            "");
+}
+
 // Median of iters timed calls (after warm-up), device buffers or pinned host buffers.
 double median_us(const std::function<void()>& call, cudaStream_t stream, int iters) {
   std::vector<double> us;

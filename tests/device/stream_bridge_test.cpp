@@ -306,6 +306,124 @@ TEST_P(StreamBridgeOn, AKilledPeerReleasesTheStreamWithAnAsyncError) {
       {victim});
 }
 
+// CUDA graphs: calls captured on a stream (a single call, and a group of two) replay many times,
+// each replay reading the input a captured kernel wrote for it and giving the bytes of host memory;
+// an ordinary call between the replays keeps its place; the pinned blocks go with the graph.
+TEST_P(StreamBridgeOn, CapturedCallsReplayWithFreshInputsEveryTime) {
+  run(kRanks, [](int rank, int n, dcComm_t comm) {
+    constexpr int kReplays = 8;
+    const size_t count = 5000;
+    CpuStreamQueue queue;
+    const Stream stream{5}, other{6};
+    DeviceBytes in(queue, count * 4, 0), sum(queue, count * 4, 0), max(queue, count * 4, 0),
+        gathered(queue, count * 4 * n, 0), plain_in(queue, count * 4, 0), plain_out(queue, count * 4, 0);
+    auto input_of = [&](int replay) {
+      std::vector<float> v(count);
+      for (size_t i = 0; i < count; ++i) v[i] = 0.5f * rank + 0.01f * replay + 1e-4f * static_cast<float>(i % 977);
+      return v;
+    };
+    std::vector<std::vector<float>> seen_sum(kReplays), seen_max(kReplays), seen_gathered(kReplays);
+    int replay = 0;  // written and read by the captured tasks only, on the stream's thread
+    {
+      StreamBridge bridge(comm, queue);
+      queue.begin_capture(stream);
+      queue.enqueue_task(stream, [&] {  // the kernel that makes this replay's input
+        const std::vector<float> v = input_of(replay);
+        std::memcpy(in.at, v.data(), in.size);
+      });
+      if (bridge.all_reduce(in.at, sum.at, count, dcFloat32, dcSum, stream) != dcSuccess)
+        return complain(rank, std::string("captured all-reduce: ") + dcGetLastError());
+      bridge.begin_group();
+      if (bridge.all_reduce(in.at, max.at, count, dcFloat32, dcMax, stream) != dcSuccess ||
+          bridge.all_gather(in.at, gathered.at, count, dcFloat32, stream) != dcSuccess ||
+          bridge.end_group() != dcSuccess)
+        return complain(rank, std::string("captured group: ") + dcGetLastError());
+      queue.enqueue_task(stream, [&] {  // the kernel that reads the results
+        seen_sum[replay].assign(reinterpret_cast<float*>(sum.at), reinterpret_cast<float*>(sum.at) + count);
+        seen_max[replay].assign(reinterpret_cast<float*>(max.at), reinterpret_cast<float*>(max.at) + count);
+        seen_gathered[replay].assign(reinterpret_cast<float*>(gathered.at),
+                                     reinterpret_cast<float*>(gathered.at) + count * n);
+        ++replay;
+      });
+      std::shared_ptr<CpuStreamQueue::Graph> graph = queue.end_capture(stream);
+      if (!queue.idle(stream)) return complain(rank, "capturing ran work");
+      if (bridge.captured_operations() != 2) return complain(rank, "not two captured operations");
+      std::vector<float> plain(count, 1.0f + rank);
+      std::memcpy(plain_in.at, plain.data(), plain_in.size);
+      for (int r = 0; r < kReplays; ++r) {
+        if (!queue.launch(graph, stream).ok()) return complain(rank, "launch failed");
+        // An ordinary call between two replays, on another stream: every rank makes it in the same
+        // place, after replay r's operations ran and before the next replay's (one communicator's
+        // operations on two streams must be ordered by the user, as with NCCL).
+        if (r == kReplays / 2) {
+          if (!queue.synchronize(stream, kSync)) return complain(rank, "the replays did not drain");
+          if (bridge.all_reduce(plain_in.at, plain_out.at, count, dcFloat32, dcSum, other) != dcSuccess)
+            return complain(rank, dcGetLastError());
+          if (!queue.synchronize(other, kSync)) return complain(rank, "the ordinary call did not drain");
+        }
+      }
+      if (!queue.synchronize(stream, kSync) || !queue.synchronize(other, kSync))
+        return complain(rank, "the streams did not drain");
+      if (!bridge.async_error().ok()) return complain(rank, bridge.async_error().message);
+      if (replay != kReplays) return complain(rank, "replays ran: " + std::to_string(replay));
+      graph.reset();  // the graph goes: its operations' blocks are freed by the bridge's thread
+      const auto deadline = Clock::now() + kSync;
+      while (bridge.captured_operations() != 0 && Clock::now() < deadline) std::this_thread::sleep_for(1ms);
+      if (bridge.captured_operations() != 0) return complain(rank, "the graph's operations were not released");
+      for (size_t i = 0; i < count; ++i)
+        if (reinterpret_cast<float*>(plain_out.at)[i] != static_cast<float>(n * (n + 1) / 2))
+          return complain(rank, "the ordinary call's result is wrong");
+    }
+    for (int r = 0; r < kReplays; ++r) {
+      const std::vector<float> v = input_of(r);
+      std::vector<float> want_sum(count), want_max(count), want_gathered(count * n);
+      if (dcAllReduce(v.data(), want_sum.data(), count, dcFloat32, dcSum, comm, nullptr) != dcSuccess ||
+          dcAllReduce(v.data(), want_max.data(), count, dcFloat32, dcMax, comm, nullptr) != dcSuccess ||
+          dcAllGather(v.data(), want_gathered.data(), count, dcFloat32, comm, nullptr) != dcSuccess)
+        return complain(rank, dcGetLastError());
+      if (seen_sum[r] != want_sum || seen_max[r] != want_max || seen_gathered[r] != want_gathered)
+        return complain(rank, "replay " + std::to_string(r) + " differs from host memory");
+    }
+    return 0;
+  });
+}
+
+// A peer killed between two replays: the next replay's stream is released within the fault
+// deadline with an asynchronous error, and a replay after that passes at once (its gates open
+// without running).
+TEST_P(StreamBridgeOn, AKilledPeerReleasesAReplay) {
+  const int victim = 2;
+  run(3,
+      [](int rank, int, dcComm_t comm) {
+        const size_t count = 1 << 14;
+        CpuStreamQueue queue;
+        const Stream stream{7};
+        DeviceBytes in(queue, count * 4, 1), out(queue, count * 4, 0);
+        StreamBridge bridge(comm, queue);
+        queue.begin_capture(stream);
+        if (bridge.all_reduce(in.at, out.at, count, dcFloat32, dcSum, stream) != dcSuccess)
+          return complain(rank, dcGetLastError());
+        std::shared_ptr<CpuStreamQueue::Graph> graph = queue.end_capture(stream);
+        if (!queue.launch(graph, stream).ok() || !queue.synchronize(stream, kSync))
+          return complain(rank, "the first replay did not drain");
+        if (!bridge.async_error().ok()) return complain(rank, bridge.async_error().message);
+        if (rank == victim) raise(SIGKILL);
+        const auto start = Clock::now();
+        if (!queue.launch(graph, stream).ok() || !queue.synchronize(stream, kSync))
+          return complain(rank, "the replay after the kill stayed blocked");
+        const double ms = ms_since(start);
+        if (bridge.async_error().ok()) return complain(rank, "no asynchronous error");
+        std::fprintf(stderr, "rank %d: replay released after %.0f ms: %s\n", rank, ms,
+                     bridge.async_error().message.c_str());
+        if (ms > 2000.0 * DC_TEST_TIME_SCALE)
+          return complain(rank, "released only after " + std::to_string(ms) + " ms");
+        if (!queue.launch(graph, stream).ok() || !queue.synchronize(stream, kSync))
+          return complain(rank, "a replay after the failure stayed blocked");
+        return 0;
+      },
+      {victim});
+}
+
 INSTANTIATE_TEST_SUITE_P(Transports, StreamBridgeOn, ::testing::Values("shm", "tcp"),
                          [](const auto& info) { return dctest::test_name(info.param); });
 

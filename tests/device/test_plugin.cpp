@@ -11,6 +11,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -136,6 +139,12 @@ int32_t enqueue_gate(void*, uint64_t stream, const uint64_t* word, uint64_t valu
 void open_gate(void*, uint64_t* word, uint64_t value) { streams().open_gate(word, value); }
 int32_t stream_capturing(void*, uint64_t stream) { return streams().capturing({stream}) ? 1 : 0; }
 const char* last_error(void*) { return t_last_error.c_str(); }
+int32_t enqueue_gate_reset(void*, uint64_t stream, uint64_t* word, uint64_t value, uint64_t reset) {
+  return result_of(streams().enqueue_gate_reset({stream}, word, value, reset));
+}
+int32_t retain_until_graph_destroyed(void*, uint64_t stream, void (*release)(void*), void* arg) {
+  return result_of(streams().retain_until_graph_destroyed({stream}, [release, arg] { release(arg); }));
+}
 
 const dcDevicePlugin_t kPlugin = {TEST_PLUGIN_ABI_VERSION,
                                   sizeof(dcDevicePlugin_t),
@@ -156,13 +165,16 @@ const dcDevicePlugin_t kPlugin = {TEST_PLUGIN_ABI_VERSION,
                                   enqueue_gate,
                                   open_gate,
                                   stream_capturing,
-                                  last_error};
+                                  last_error,
+                                  enqueue_gate_reset,
+                                  retain_until_graph_destroyed};
 
 }  // namespace
 
 // What a test does with CUDA's runtime on a real device: cudaStreamSynchronize (1 when the stream
 // drained within timeout_ms), cudaStreamQuery (1 when idle), a kernel that keeps the stream busy
-// for a while, and cudaStreamBeginCapture/EndCapture (only the capturing state).
+// for a while, and graphs: cudaStreamBeginCapture, cudaStreamEndCapture (a graph number),
+// cudaGraphLaunch and cudaGraphExecDestroy.
 extern "C" DEEPCOMM_DEVICE_PLUGIN_EXPORT int testPluginSynchronize(uint64_t stream, int timeout_ms) {
   return streams().synchronize({stream}, std::chrono::milliseconds(timeout_ms)) ? 1 : 0;
 }
@@ -174,8 +186,39 @@ extern "C" DEEPCOMM_DEVICE_PLUGIN_EXPORT void testPluginBusy(uint64_t stream, in
                          [milliseconds] { std::this_thread::sleep_for(std::chrono::milliseconds(milliseconds)); });
 }
 
-extern "C" DEEPCOMM_DEVICE_PLUGIN_EXPORT void testPluginCapture(uint64_t stream, int on) {
-  streams().set_capturing({stream}, on != 0);
+namespace {
+
+std::mutex& graphs_mutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+std::map<int, std::shared_ptr<dc::device::CpuStreamQueue::Graph>>& graphs() {
+  static std::map<int, std::shared_ptr<dc::device::CpuStreamQueue::Graph>> graphs;
+  return graphs;
+}
+
+}  // namespace
+
+extern "C" DEEPCOMM_DEVICE_PLUGIN_EXPORT void testPluginBeginCapture(uint64_t stream) {
+  streams().begin_capture({stream});
+}
+extern "C" DEEPCOMM_DEVICE_PLUGIN_EXPORT int testPluginEndCapture(uint64_t stream) {
+  std::lock_guard<std::mutex> lock(graphs_mutex());
+  const int number = static_cast<int>(graphs().size()) + 1;
+  graphs()[number] = streams().end_capture({stream});
+  return number;
+}
+extern "C" DEEPCOMM_DEVICE_PLUGIN_EXPORT int testPluginLaunch(int graph, uint64_t stream) {
+  std::lock_guard<std::mutex> lock(graphs_mutex());
+  auto found = graphs().find(graph);
+  return found != graphs().end() && found->second && streams().launch(found->second, {stream}).ok() ? 1 : 0;
+}
+extern "C" DEEPCOMM_DEVICE_PLUGIN_EXPORT void testPluginDestroyGraph(int graph) {
+  std::shared_ptr<dc::device::CpuStreamQueue::Graph> gone;
+  {
+    std::lock_guard<std::mutex> lock(graphs_mutex());
+    gone = std::move(graphs()[graph]);
+  }
 }
 
 #ifndef TEST_PLUGIN_NO_ENTRY

@@ -6,7 +6,8 @@
 // collective and send/receive gives the bytes of the same call on host memory; a killed peer
 // releases the stream and shows as an asynchronous error; a group of device calls runs together
 // and joins its streams; host and device buffers mixed in a call, or in a group of one
-// communicator, and calls on a stream that captures a graph are refused with ncclInvalidUsage.
+// communicator, are refused with ncclInvalidUsage; a call captured into a graph runs on each
+// replay and not at capture.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -34,15 +35,23 @@ using dctest::complain;
 struct Emulated {
   int (*idle)(uint64_t stream) = nullptr;
   void (*busy)(uint64_t stream, int milliseconds) = nullptr;
-  void (*capture)(uint64_t stream, int on) = nullptr;
+  int (*synchronize)(uint64_t stream, int timeout_ms) = nullptr;
+  void (*begin_capture)(uint64_t stream) = nullptr;
+  int (*end_capture)(uint64_t stream) = nullptr;  // the graph's number
+  int (*launch)(int graph, uint64_t stream) = nullptr;
+  void (*destroy_graph)(int graph) = nullptr;
 
   bool load() {
     void* plugin = dlopen(TEST_STREAM_PLUGIN, RTLD_NOW | RTLD_LOCAL);
     if (!plugin) return false;
     idle = reinterpret_cast<int (*)(uint64_t)>(dlsym(plugin, "testPluginIdle"));
     busy = reinterpret_cast<void (*)(uint64_t, int)>(dlsym(plugin, "testPluginBusy"));
-    capture = reinterpret_cast<void (*)(uint64_t, int)>(dlsym(plugin, "testPluginCapture"));
-    return idle && busy && capture;
+    synchronize = reinterpret_cast<int (*)(uint64_t, int)>(dlsym(plugin, "testPluginSynchronize"));
+    begin_capture = reinterpret_cast<void (*)(uint64_t)>(dlsym(plugin, "testPluginBeginCapture"));
+    end_capture = reinterpret_cast<int (*)(uint64_t)>(dlsym(plugin, "testPluginEndCapture"));
+    launch = reinterpret_cast<int (*)(int, uint64_t)>(dlsym(plugin, "testPluginLaunch"));
+    destroy_graph = reinterpret_cast<void (*)(int)>(dlsym(plugin, "testPluginDestroyGraph"));
+    return idle && busy && synchronize && begin_capture && end_capture && launch && destroy_graph;
   }
 };
 
@@ -312,16 +321,28 @@ TEST(NcclDeviceBridge, MixedBuffersAndGraphCaptureAreRefused) {
                                  "host-memory and device-memory calls", "a device call after a host call");
                   if (ncclGroupEnd() != ncclSuccess) failures += complain(rank, "group end");
                   if (host[0] != 2.0f) failures += complain(rank, "the grouped host all-reduce");
-                  // A stream capturing a graph: refused until capture is served, and nothing enqueued.
+                  // A call captured into a graph (cudaStreamBeginCapture ... EndCapture): nothing
+                  // runs at capture, and each replay runs the in-place all-reduce anew (2 ranks:
+                  // the values double).
                   Emulated device;
                   if (!device.load()) return complain(rank, std::string("test plugin: ") + dlerror());
                   const auto stream = reinterpret_cast<cudaStream_t>(uintptr_t{0x91});
-                  device.capture(reinterpret_cast<uint64_t>(stream), 1);
-                  expect_refused(ncclAllReduce(device_buffer, device_buffer, 16, ncclFloat, ncclSum, comm, stream),
-                                 "capturing a CUDA graph", "a device call during capture");
-                  device.capture(reinterpret_cast<uint64_t>(stream), 0);
-                  if (!device.idle(reinterpret_cast<uint64_t>(stream)))
-                    failures += complain(rank, "a refused call enqueued");
+                  const auto handle = reinterpret_cast<uint64_t>(stream);
+                  auto* values = static_cast<float*>(device_buffer);  // the emulation's device memory is host memory
+                  std::fill(values, values + 16, 1.0f);
+                  device.begin_capture(handle);
+                  const ncclResult_t captured =
+                      ncclAllReduce(device_buffer, device_buffer, 16, ncclFloat, ncclSum, comm, stream);
+                  const int graph = device.end_capture(handle);
+                  if (captured != ncclSuccess)
+                    return complain(rank, std::string("captured all-reduce: ") + ncclGetLastError(comm));
+                  if (!device.idle(handle) || values[0] != 1.0f) failures += complain(rank, "the capture ran work");
+                  for (int replay = 0; replay < 3; ++replay)
+                    if (!device.launch(graph, handle)) failures += complain(rank, "launch failed");
+                  if (!device.synchronize(handle, 30000)) return complain(rank, "the replays did not drain");
+                  if (values[0] != 8.0f || values[15] != 8.0f)
+                    failures += complain(rank, "after 3 replays: " + std::to_string(values[0]) + ", not 8");
+                  device.destroy_graph(graph);
                   ncclMemFree(device_buffer);
                   return failures;
                 }),
