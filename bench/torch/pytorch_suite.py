@@ -36,6 +36,15 @@ if os.environ["BACKEND"] == "deepcomm":
     if source.count(GATE) != 1:
         sys.exit(f"{spec.origin}: the backend gate '{GATE}' is not there once; this driver needs updating")
     source = source.replace(GATE, 'if BACKEND not in backends and not (BACKEND == "deepcomm" and "gloo" in backends):')
+    # Name checks of CPU features deepcomm has: futures of works (get_future), batched isend/irecv
+    # on CPU tensors (batch_isend_irecv), and the CPU model of the no_sync tests, gated to gloo.
+    for gate, count in (('BACKEND != "mpi" and BACKEND != "nccl" and BACKEND != "gloo",', 5),
+                        ('BACKEND != "gloo", "GLOO Batch Send Recv CPU"', 2),
+                        ('if BACKEND == "mpi" or BACKEND == "gloo":', 1)):
+        if source.count(gate) != count:
+            sys.exit(f"{spec.origin}: the gate '{gate}' is not there {count} times; this driver needs updating")
+        widened = gate.replace('BACKEND != "gloo"', 'BACKEND not in ("gloo", "deepcomm")')
+        source = source.replace(gate, widened.replace('BACKEND == "gloo"', 'BACKEND in ("gloo", "deepcomm")'))
     suite = importlib.util.module_from_spec(spec)
     sys.modules[SUITE] = suite
     exec(compile(source, spec.origin, "exec"), suite.__dict__)
