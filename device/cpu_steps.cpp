@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <exception>
 #include <new>
 
 #include "compression/compression.h"
@@ -103,7 +104,7 @@ std::optional<Status> consume_arrived(ArrivingMessage& a) {
     }
     try {
       a.decoder.consume({a.step.message.data() + from, to - from});
-    } catch (const Error& e) {
+    } catch (const std::exception& e) {  // not only dc::Error: out of memory must end the step too
       std::lock_guard<std::mutex> lock(a.mutex);
       a.error = e.what();
     }
@@ -122,7 +123,7 @@ std::optional<Status> consume_arrived(ArrivingMessage& a) {
   if (status.ok()) {
     try {
       a.decoder.finish();  // a truncated message is an error too
-    } catch (const Error& e) {
+    } catch (const std::exception& e) {
       status = decode_failed(e.what());
     }
   }
