@@ -177,8 +177,11 @@ void RmaChannel::put(int peer, const RmaHeader& header, const void* data, std::f
     std::function<void(const Status&)> done;
   };
   auto sending = std::make_shared<Sending>(Sending{header, header.bytes ? 2 : 1, Status::success(), std::move(done)});
-  const auto sent = [sending](const Status& s, size_t) {
-    if (!s.ok() && sending->status.ok()) sending->status = s;
+  // A send the communicator's failure cancelled ends with that failure (a timeout, a dead peer),
+  // not with the transport's cancellation.
+  const auto sent = [sending, self = shared_from_this()](const Status& s, size_t) {
+    if (!s.ok() && sending->status.ok())
+      sending->status = self->comm_ && self->comm_->failed ? self->comm_->failure : s;
     if (--sending->left == 0) sending->done(sending->status);
   };
   const uint64_t n = next_to_[peer]++;

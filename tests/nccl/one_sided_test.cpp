@@ -4,10 +4,13 @@
 // fifty writes to one place wins, and a signal sent after them is seen after them); waits inside
 // a group run after the group's puts (no deadlock); windows of different sizes on different ranks
 // refuse a put past the peer's end before anything is sent; a rank waiting for a peer that is
-// killed gets an error within the fault deadline; windows in ncclMemAlloc memory are mapped into
-// the peers over shared memory (stores through ncclGetPeerDevicePointer, puts as stores).
+// killed gets an error within the fault deadline; a put to a peer that stopped (alive, not taking
+// anything) fails at DEEPCOMM_TIMEOUT instead of waiting for ever; windows in ncclMemAlloc memory are
+// mapped into the peers over shared memory (stores through ncclGetPeerDevicePointer, puts as stores).
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdint>
@@ -287,6 +290,56 @@ TEST_P(OneSided, AWaitForAKilledPeerEndsWithAnError) {
         return 0;
       },
       {kVictim});
+  EXPECT_EQ(errors, "");
+}
+
+// Rank 1 stops (SIGSTOP) once its window exists: it is alive, so nothing reports a death, and it
+// takes nothing in. Rank 0's 32 MiB put cannot complete, so it fails at DEEPCOMM_TIMEOUT (1 s
+// here) and the communicator reports it; then rank 0 kills rank 1. Over TCP the failure cancels
+// the send at once; over shm and UCX the stopped target reads the payload itself (cross-memory
+// attach, rendezvous), so the send cannot be taken back and the call returns the error 5 s after
+// the timeout, as every call whose operation does not end (the buffer is only ever read).
+TEST_P(OneSided, APutToAStoppedPeerFailsAtTheTimeout) {
+  constexpr int kStopped = 1;
+  constexpr size_t kBytes = size_t{32} << 20;
+  auto* stopped_pid =
+      static_cast<pid_t*>(mmap(nullptr, sizeof(pid_t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(stopped_pid, MAP_FAILED);
+  *stopped_pid = 0;
+  const std::string errors = dctest::run_nccl_ranks(
+      2, {{"DEEPCOMM_TRANSPORT", GetParam()}, {"DEEPCOMM_TIMEOUT", "1"}},
+      [stopped_pid](int rank, int, ncclComm_t comm) {
+        std::vector<char> window(kBytes);
+        ncclWindow_t win = nullptr;
+        if (ncclCommWindowRegister(comm, window.data(), window.size(), &win, NCCL_WIN_DEFAULT) != ncclSuccess)
+          return complain(rank, ncclGetLastError(comm));
+        if (rank == kStopped) {
+          __atomic_store_n(stopped_pid, getpid(), __ATOMIC_RELEASE);
+          raise(SIGSTOP);
+          return complain(rank, "continued");  // rank 0 kills it instead
+        }
+        while (__atomic_load_n(stopped_pid, __ATOMIC_ACQUIRE) == 0) std::this_thread::yield();
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));  // it reached its SIGSTOP
+        const std::vector<char> data(kBytes, 'p');
+        const auto start = std::chrono::steady_clock::now();
+        const ncclResult_t put =
+            ncclPutSignal(data.data(), kBytes, ncclUint8, kStopped, win, 0, 0, 0, 0, comm, nullptr);
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        const std::string message = ncclGetLastError(comm);
+        kill(__atomic_load_n(stopped_pid, __ATOMIC_ACQUIRE), SIGKILL);
+        if (put == ncclSuccess) return complain(rank, "the put to a stopped peer succeeded");
+        if (message.find("DEEPCOMM_TIMEOUT") == std::string::npos)
+          return complain(rank, "not the timeout's error: " + message);
+        if (seconds < 0.9 || seconds > 10)
+          return complain(rank, "the put ended after " + std::to_string(seconds) + " s");
+        ncclResult_t async = ncclSuccess;
+        if (ncclCommGetAsyncError(comm, &async) != ncclSuccess || async == ncclSuccess)
+          return complain(rank, "no asynchronous error after the put failed");
+        std::printf("rank %d: the put to a stopped peer failed after %.2f s: %s\n", rank, seconds, message.c_str());
+        return 0;
+      },
+      {kStopped});
+  munmap(stopped_pid, sizeof(pid_t));
   EXPECT_EQ(errors, "");
 }
 
