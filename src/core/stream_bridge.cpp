@@ -241,6 +241,22 @@ size_t StreamBridge::bytes_of(size_t count, int blocks, dcDataType_t type) {
   return count * size * static_cast<size_t>(blocks);
 }
 
+std::vector<device::Stream> StreamBridge::lay_out(std::vector<Part>& parts, size_t* word_bytes, size_t* bytes) {
+  std::vector<device::Stream> lanes;
+  for (const Part& p : parts)
+    if (std::none_of(lanes.begin(), lanes.end(), [&](device::Stream s) { return s.handle == p.stream.handle; }))
+      lanes.push_back(p.stream);
+  *word_bytes = aligned(2 * lanes.size() * sizeof(uint64_t));
+  *bytes = *word_bytes;
+  for (Part& p : parts) {
+    p.in_at = *bytes;
+    *bytes += aligned(p.in_bytes);
+    p.out_at = *bytes;
+    *bytes += aligned(p.slot_out_bytes);
+  }
+  return lanes;
+}
+
 dcResult_t StreamBridge::refuse(dcResult_t code, const std::string& message) {
   set_last_error(message);
   return code;
@@ -264,19 +280,9 @@ dcResult_t StreamBridge::add(device::Stream stream, const void* send, size_t in_
 dcResult_t StreamBridge::enqueue(std::vector<Part> parts) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (!error_.ok()) return refuse(error_.code, "DeepComm: an earlier device operation failed: " + error_.message);
-  // The streams among the parts, in order of first use: each gets a doorbell and a retirement word.
-  std::vector<device::Stream> lanes;
-  for (const Part& p : parts)
-    if (std::none_of(lanes.begin(), lanes.end(), [&](device::Stream s) { return s.handle == p.stream.handle; }))
-      lanes.push_back(p.stream);
-  const size_t word_bytes = aligned(2 * lanes.size() * sizeof(uint64_t));
-  size_t bytes = word_bytes;
-  for (Part& p : parts) {
-    p.in_at = bytes;
-    bytes += aligned(p.in_bytes);
-    p.out_at = bytes;
-    bytes += aligned(p.slot_out_bytes);
-  }
+  // Each stream gets a doorbell and a retirement word.
+  size_t word_bytes = 0, bytes = 0;
+  const std::vector<device::Stream> lanes = lay_out(parts, &word_bytes, &bytes);
   auto* block = static_cast<uint8_t*>(pool_.take(bytes));
   if (block == nullptr)
     return refuse(dcSystemError, "DeepComm: cannot allocate " + std::to_string(bytes) +
@@ -324,18 +330,9 @@ dcResult_t StreamBridge::enqueue_captured(std::vector<Part> parts) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!error_.ok()) return refuse(error_.code, "DeepComm: an earlier device operation failed: " + error_.message);
   }
-  std::vector<device::Stream> lanes;
-  for (const Part& p : parts)
-    if (std::none_of(lanes.begin(), lanes.end(), [&](device::Stream s) { return s.handle == p.stream.handle; }))
-      lanes.push_back(p.stream);
-  const size_t word_bytes = aligned(2 * lanes.size() * sizeof(uint64_t));
-  size_t bytes = word_bytes;
-  for (Part& p : parts) {
-    p.in_at = bytes;
-    bytes += aligned(p.in_bytes);
-    p.out_at = bytes;
-    bytes += aligned(p.slot_out_bytes);
-  }
+  // Each stream gets a doorbell and a gate word.
+  size_t word_bytes = 0, bytes = 0;
+  const std::vector<device::Stream> lanes = lay_out(parts, &word_bytes, &bytes);
   auto op = std::make_shared<Captured>();
   op->block = static_cast<uint8_t*>(streams_.alloc_pinned(bytes));
   if (op->block == nullptr)

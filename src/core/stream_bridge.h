@@ -142,6 +142,9 @@ class StreamBridge {
   // count elements of type, times blocks; kBadSize for an unknown type or an overflow.
   static size_t bytes_of(size_t count, int blocks, dcDataType_t type);
   static dcResult_t refuse(dcResult_t code, const std::string& message);
+  // The streams among parts, in order of first use, and each part's slot offsets in a block that
+  // starts with two words per stream (*word_bytes of them); *bytes is the block's size.
+  static std::vector<device::Stream> lay_out(std::vector<Part>& parts, size_t* word_bytes, size_t* bytes);
   // A call: to the open group, or enqueued as an operation of its own. copies_out: whether the
   // stream copies the output slot to recv (a rooted call's non-root does not).
   dcResult_t add(device::Stream stream, const void* send, size_t in_bytes, void* recv, size_t out_bytes, Run run,

@@ -14,14 +14,9 @@ from torch.distributed.device_mesh import DeviceMesh
 from torch.distributed.fsdp import fully_shard
 
 import harness
+from ddp_test import make_model  # the same small MLP as the DDP test
 
 STEPS = 6
-
-
-def make_model():
-    torch.manual_seed(0)
-    return torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 64), torch.nn.ReLU(),
-                               torch.nn.Linear(64, 10))
 
 
 def shard(model, group, n, flavour):
