@@ -39,8 +39,7 @@ TEST(SparedStall, ASparedCollectiveThatStallsEndsAtTheDeadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
       dc::call_on_engine(
           [&] {
-            dc::fail_comm(&comm->exec, dc::Status::failure(dcRemoteError, "a peer failed a later collective"),
-                          seq + 1);
+            dc::fail_comm(&comm->exec, dc::Status::failure(dcRemoteError, "a peer failed a later collective"), seq + 1);
             return 0;
           },
           10000, "failing the communicator from a later collective");
