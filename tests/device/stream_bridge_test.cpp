@@ -407,6 +407,10 @@ TEST_P(StreamBridgeOn, AKilledPeerReleasesAReplay) {
         if (!queue.launch(graph, stream).ok() || !queue.synchronize(stream, kSync))
           return complain(rank, "the first replay did not drain");
         if (!bridge.async_error().ok()) return complain(rank, bridge.async_error().message);
+        // Every rank looked at its first replay before the victim dies (a host all-reduce).
+        float one = 1.0f, ranks = 0.0f;
+        if (dcAllReduce(&one, &ranks, 1, dcFloat32, dcSum, comm, nullptr) != dcSuccess)
+          return complain(rank, dcGetLastError());
         if (rank == victim) raise(SIGKILL);
         const auto start = Clock::now();
         if (!queue.launch(graph, stream).ok() || !queue.synchronize(stream, kSync))

@@ -291,7 +291,7 @@ TEST(NcclDeviceBridge, SuspendingFreesTheBridgesCachedPinnedBlocks) {
       "");
 }
 
-TEST(NcclDeviceBridge, MixedBuffersAndGraphCaptureAreRefused) {
+TEST(NcclDeviceBridge, MixedBuffersAreRefusedAndACapturedCallReplays) {
   EXPECT_EQ(
       run_ranks(2,
                 [](int rank, int, ncclComm_t comm) {
@@ -328,7 +328,10 @@ TEST(NcclDeviceBridge, MixedBuffersAndGraphCaptureAreRefused) {
                   if (!device.load()) return complain(rank, std::string("test plugin: ") + dlerror());
                   const auto stream = reinterpret_cast<cudaStream_t>(uintptr_t{0x91});
                   const auto handle = reinterpret_cast<uint64_t>(stream);
-                  auto* values = static_cast<float*>(device_buffer);  // the emulation's device memory is host memory
+                  // The grouped device all-reduce above runs on the default stream: let it end
+                  // before writing the buffer (the emulation's device memory is host memory).
+                  if (!device.synchronize(0, 30000)) return complain(rank, "the default stream did not drain");
+                  auto* values = static_cast<float*>(device_buffer);
                   std::fill(values, values + 16, 1.0f);
                   device.begin_capture(handle);
                   const ncclResult_t captured =
