@@ -297,9 +297,7 @@ dcResult_t StreamBridge::enqueue(std::vector<Part> parts) {
   Status status;
   size_t rung = 0;  // doorbells on their streams
   for (size_t l = 0; l < lanes.size() && status.ok(); ++l) {
-    for (const Part& p : op.parts)
-      if (status.ok() && p.stream.handle == lanes[l].handle && p.in_bytes > 0)
-        status = streams_.enqueue_copy(p.stream, block + p.in_at, p.send, p.in_bytes);
+    status = copy_in(lanes[l], op.parts, block);
     if (status.ok()) status = streams_.enqueue_doorbell(lanes[l], &doorbells[l], op.number, wake_fd_);
     if (status.ok()) ++rung;
   }
@@ -313,9 +311,7 @@ dcResult_t StreamBridge::enqueue(std::vector<Part> parts) {
   const Op& queued = ops_.back();
   for (size_t l = 0; l < lanes.size() && status.ok(); ++l) {
     status = streams_.enqueue_gate(lanes[l], gate_word_, queued.number);
-    for (const Part& p : queued.parts)
-      if (status.ok() && p.stream.handle == lanes[l].handle && p.out_bytes > 0)
-        status = streams_.enqueue_copy(p.stream, p.recv, block + p.out_at, p.out_bytes);
+    if (status.ok()) status = copy_out(lanes[l], queued.parts, block);
     if (status.ok()) status = streams_.enqueue_doorbell(lanes[l], &retirements[l], queued.number, wake_fd_);
   }
   if (!status.ok()) {
@@ -360,16 +356,28 @@ dcResult_t StreamBridge::enqueue_captured(std::vector<Part> parts) {
   }
   // Recorded, not run: a failure leaves the capture incomplete, and the graph is the user's to drop.
   for (size_t l = 0; l < lanes.size() && status.ok(); ++l) {
-    for (const Part& p : op->parts)
-      if (status.ok() && p.stream.handle == lanes[l].handle && p.in_bytes > 0)
-        status = streams_.enqueue_copy(p.stream, op->block + p.in_at, p.send, p.in_bytes);
+    status = copy_in(lanes[l], op->parts, op->block);
     if (status.ok()) status = streams_.enqueue_doorbell(lanes[l], &op->doorbells()[l], 1, wake_fd_);
     if (status.ok()) status = streams_.enqueue_gate_reset(lanes[l], &op->gates()[l], 1, 0);
-    for (const Part& p : op->parts)
-      if (status.ok() && p.stream.handle == lanes[l].handle && p.out_bytes > 0)
-        status = streams_.enqueue_copy(p.stream, p.recv, op->block + p.out_at, p.out_bytes);
+    if (status.ok()) status = copy_out(lanes[l], op->parts, op->block);
   }
   return status.ok() ? dcSuccess : refuse(status.code, status.message);
+}
+
+Status StreamBridge::copy_in(device::Stream lane, const std::vector<Part>& parts, uint8_t* block) {
+  Status status;
+  for (const Part& p : parts)
+    if (status.ok() && p.stream.handle == lane.handle && p.in_bytes > 0)
+      status = streams_.enqueue_copy(p.stream, block + p.in_at, p.send, p.in_bytes);
+  return status;
+}
+
+Status StreamBridge::copy_out(device::Stream lane, const std::vector<Part>& parts, uint8_t* block) {
+  Status status;
+  for (const Part& p : parts)
+    if (status.ok() && p.stream.handle == lane.handle && p.out_bytes > 0)
+      status = streams_.enqueue_copy(p.stream, p.recv, block + p.out_at, p.out_bytes);
+  return status;
 }
 
 void StreamBridge::run_captured() {

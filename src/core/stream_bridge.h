@@ -152,6 +152,10 @@ class StreamBridge {
   dcResult_t enqueue(std::vector<Part> parts);
   // The same on streams that capture a graph.
   dcResult_t enqueue_captured(std::vector<Part> parts);
+  // Enqueues on stream lane the copies of its parts into (copy_in) or out of (copy_out) their slots
+  // in block; the first failure stops them.
+  Status copy_in(device::Stream lane, const std::vector<Part>& parts, uint8_t* block);
+  Status copy_out(device::Stream lane, const std::vector<Part>& parts, uint8_t* block);
   void issue_loop();
   // Issuing thread: frees the blocks of captured operations whose graphs are gone, then runs
   // those whose doorbells rang (skipped, gates opened, once the bridge failed).
