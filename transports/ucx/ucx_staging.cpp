@@ -65,8 +65,8 @@ size_t UcxStagingPool::release_retained() {
   }
   freed.clear();
   // Buffers below glibc's (rising) mmap threshold come from the heap, which keeps freed pages
-  // unless trimmed.
-  malloc_trim(0);
+  // unless trimmed. Suspend asks once per UCX connection: only the first call has anything to trim.
+  if (bytes > 0) malloc_trim(0);
   return bytes;
 }
 
