@@ -1,11 +1,13 @@
 """Every collective of the deepcomm backend against gloo's result on the same inputs, 4 ranks on
 CPU: all-reduce for each ReduceOp and dtype, the coalesced forms, gathers, scatters, all-to-all
 (even and uneven), send/recv, barrier, object collectives, non-contiguous tensors, futures with
-callbacks, subgroups, and inputs the backend (and its compressed all-reduce) must refuse. Inputs hold small integers, so every
-sum is exact and results must be equal, not close. Where gloo lacks an operation (AVG,
-PREMUL_SUM, some dtypes) the reference is computed from every rank's inputs, which each rank can
-generate."""
+callbacks (and a get_future wait that lets go of the GIL), subgroups, and inputs the backend (and
+its compressed all-reduce) must refuse. Inputs hold small integers, so every sum is exact and
+results must be equal, not close. Where gloo lacks an operation (AVG, PREMUL_SUM, some dtypes) the
+reference is computed from every rank's inputs, which each rank can generate."""
 import datetime
+import threading
+import time
 
 import torch
 import torch.distributed as dist
@@ -286,6 +288,39 @@ def check_refusals(rank, n, gloo):
     same(x, torch.full((2,), float(n)), "all_reduce after refusals")
 
 
+def future_while_an_earlier_work_is_freed(rank, n, url):
+    # torch calls Work.get_future holding the GIL. Rank 0 waits there for a second all-reduce while
+    # the completion thread completes the first, whose work and tensor Python already dropped: freeing
+    # that tensor's Python object takes the GIL. The wait lets go of it, so the completion thread
+    # goes on (it deadlocked before) and other Python threads run meanwhile.
+    dist.init_process_group("deepcomm", init_method=url, rank=rank, world_size=n,
+                            timeout=datetime.timedelta(seconds=60))
+    elements = 1 << 20  # large enough for the completion thread, not the calling one, to complete it
+    if rank != 0:
+        time.sleep(1)  # rank 0 is waiting in get_future by now
+    dist.all_reduce(torch.ones(elements), async_op=True)
+    second = torch.full((elements,), 2.0)
+    work = dist.all_reduce(second, async_op=True)
+    ticks = [0]
+    waiting = threading.Event()
+
+    def tick():
+        while not waiting.is_set():
+            ticks[0] += 1
+            time.sleep(0.01)
+
+    ticker = threading.Thread(target=tick)
+    ticker.start()
+    before = ticks[0]
+    fut = work.get_future()
+    during = ticks[0] - before
+    waiting.set()
+    ticker.join()
+    same(fut.value()[0], torch.full((elements,), 2.0 * n), "the all-reduce get_future waited for")
+    if rank == 0 and during < 10:
+        raise AssertionError(f"another Python thread ran {during} times while get_future waited about 1 s")
+
+
 def main(rank, n, url):
     dist.init_process_group("deepcomm", init_method=url, rank=rank, world_size=n,
                             timeout=datetime.timedelta(seconds=60))
@@ -303,3 +338,4 @@ def main(rank, n, url):
 
 if __name__ == "__main__":
     harness.run(main)
+    harness.run(future_while_an_earlier_work_is_freed, deadline_s=60)

@@ -1,6 +1,7 @@
 #include "backend.h"
 
 #include "dc_types.h"
+#include "gil.h"
 
 #include <c10/util/Exception.h>
 
@@ -147,6 +148,7 @@ DeepCommBackend::DeepCommBackend(const c10::intrusive_ptr<c10d::Store>& store, i
 }
 
 DeepCommBackend::~DeepCommBackend() {
+  GilReleasedIfHeld gil_released;  // the completion thread may need it to finish what is pending
   const bool revoked = queue_->revoked();
   queue_.reset();  // completes what is pending
   dcResult_t state = dcSuccess;

@@ -56,6 +56,7 @@ void CompletionQueue::complete_loop() {
     lock.unlock();
     changed_.notify_all();
     work->complete(error);
+    work.reset();  // maybe the last reference, whose tensors' Python objects take the GIL to free
     lock.lock();
   }
 }

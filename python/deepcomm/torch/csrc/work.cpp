@@ -1,5 +1,7 @@
 #include "work.h"
 
+#include "gil.h"
+
 #include <ATen/core/ivalue.h>
 #include <c10/util/Exception.h>
 
@@ -12,6 +14,7 @@ DeepCommWork::DeepCommWork(int rank, c10d::OpType type, const char* name, std::v
       future_(c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()))) {}
 
 bool DeepCommWork::wait(std::chrono::milliseconds timeout) {
+  GilReleasedIfHeld gil_released;
   std::unique_lock<std::mutex> lock(mutex_);
   if (timeout == kNoTimeout) {
     cv_.wait(lock, [this] { return completed_; });
@@ -26,6 +29,7 @@ bool DeepCommWork::wait(std::chrono::milliseconds timeout) {
 c10::intrusive_ptr<c10::ivalue::Future> DeepCommWork::getFuture() {
   std::exception_ptr error;
   {
+    GilReleasedIfHeld gil_released;  // torch's binding holds it
     std::unique_lock<std::mutex> lock(mutex_);
     cv_.wait(lock, [this] { return completed_; });  // every operation has a deadline
     if (future_completed_) return future_;

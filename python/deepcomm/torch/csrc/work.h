@@ -20,7 +20,8 @@ class DeepCommWork : public c10d::Work {
   // timeout; rethrows the operation's error.
   bool wait(std::chrono::milliseconds timeout = kNoTimeout) override;
   std::vector<at::Tensor> result() override { return outputs_; }
-  // Waits for completion, then completes the future in the calling thread. Callbacks attached
+  // Waits for completion (without the GIL, which torch's binding holds: the completion thread
+  // may need it), then completes the future in the calling thread. Callbacks attached
   // next run in that thread (e.g. DDP's autograd thread) at the same point on every rank, so the
   // collectives they issue keep one order per group on every rank, as DeepComm requires. Were the
   // future completed by the completion thread, a callback's collective (PowerSGD's) would race
