@@ -21,6 +21,7 @@
 #include "device/cpu_stream_queue.h"
 #include "src/core/stream_bridge.h"
 #include "tests/support/collective_check.h"
+#include "tests/support/forked_processes.h"
 #include "tests/support/transport_probe.h"
 
 namespace {
@@ -393,8 +394,10 @@ TEST_P(StreamBridgeOn, CapturedCallsReplayWithFreshInputsEveryTime) {
 // without running).
 TEST_P(StreamBridgeOn, AKilledPeerReleasesAReplay) {
   const int victim = 2;
+  auto* past_the_all_reduce = dctest::shared_between_processes<std::atomic<int>>();
+  ASSERT_NE(past_the_all_reduce, nullptr);
   run(3,
-      [](int rank, int, dcComm_t comm) {
+      [past_the_all_reduce](int rank, int, dcComm_t comm) {
         const size_t count = 1 << 14;
         CpuStreamQueue queue;
         const Stream stream{7};
@@ -407,11 +410,19 @@ TEST_P(StreamBridgeOn, AKilledPeerReleasesAReplay) {
         if (!queue.launch(graph, stream).ok() || !queue.synchronize(stream, kSync))
           return complain(rank, "the first replay did not drain");
         if (!bridge.async_error().ok()) return complain(rank, bridge.async_error().message);
-        // Every rank looked at its first replay before the victim dies (a host all-reduce).
+        // Every rank looked at its first replay before the victim dies (a host all-reduce). The
+        // victim dies only once the others have that all-reduce: its last message may still be on
+        // its way when its own call returns.
         float one = 1.0f, ranks = 0.0f;
         if (dcAllReduce(&one, &ranks, 1, dcFloat32, dcSum, comm, nullptr) != dcSuccess)
           return complain(rank, dcGetLastError());
-        if (rank == victim) raise(SIGKILL);
+        if (rank == victim) {
+          const auto deadline = Clock::now() + std::chrono::milliseconds(static_cast<int>(10000 * DC_TEST_TIME_SCALE));
+          while (past_the_all_reduce->load() < 2 && Clock::now() < deadline)
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+          raise(SIGKILL);
+        }
+        past_the_all_reduce->fetch_add(1);
         const auto start = Clock::now();
         if (!queue.launch(graph, stream).ok() || !queue.synchronize(stream, kSync))
           return complain(rank, "the replay after the kill stayed blocked");
