@@ -97,9 +97,11 @@ class Connection {
   // Fails every pending and future operation with status (abort, peer death).
   virtual void close(const Status& status) = 0;
   // Runs done once everything queued for the peer so far (including protocol replies such as
-  // rendezvous acknowledgements) was handed to the kernel, or the connection failed. Destroying a
-  // communicator waits for this, so a rank that exits right after its last operation does not
-  // leave a peer waiting for a reply that was never written.
+  // rendezvous acknowledgements) left this process for good, or the connection failed: handed to
+  // the kernel, or over UCX, taken by the peer (a rendezvous payload waits here until the peer
+  // fetches it; the data and the control socket whose end reports death travel apart). Destroying
+  // a communicator waits for this, so a rank that exits right after its last operation does not
+  // leave a peer waiting for a message that dies with it (its leave notice included).
   virtual void flush(std::function<void()> done) = 0;
   // Ends the receives of operation (comm, seq) still waiting here with dcSystemError and makes sure
   // nothing arriving later is written into their buffers (an operation that failed returns its

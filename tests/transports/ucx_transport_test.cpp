@@ -11,6 +11,7 @@
 #include "tests/support/transport_probe.h"
 #include "tests/transports/scenarios.h"
 #include "tests/transports/two_ranks.h"
+#include "transports/common/eager_credit.h"
 #include "transports/transport.h"
 
 namespace dc::test {
@@ -55,6 +56,46 @@ const std::string& unavailable() {
   return why;
 }
 
+// A flush ends once every message sent before it left this side for good: a rendezvous message
+// (its payload stays here until the peer takes it) only once the peer took it. A rank flushes
+// before it exits, and a message still waiting for the peer would die with it. Rank 0 sends a
+// rendezvous message that rank 1 receives only when told to, and flushes: the flush must wait.
+std::string flush_waits_for_a_message_not_yet_taken(RankContext& ctx) {
+  constexpr size_t kSize = EagerCredit::kEagerMax + 1;  // rendezvous
+  constexpr uint64_t kSeed = 7001;
+  const Tag big{7, 1, 0}, go{7, 2, 0}, closed{7, 3, 0};
+  if (ctx.rank == 1) {
+    char one = 0;
+    OpResult g = ctx.recv(go, &one, 1).wait();
+    SCENARIO_CHECK(ctx, g.status.ok(), describe(g));
+    char* in = ctx.buffer(kSize);
+    OpResult m = ctx.recv(big, in, kSize).wait();
+    SCENARIO_CHECK(ctx, m.status.ok() && m.bytes == kSize, describe(m));
+    SCENARIO_CHECK(ctx, check_pattern(in, kSize, kSeed).empty(), "payload differs");
+    char dummy = 0;  // fails once rank 0's close arrived
+    OpResult c = ctx.recv(closed, &dummy, 1).wait();
+    SCENARIO_CHECK(ctx, c.status.code == dcRemoteError, "expected the close to fail this receive: " + describe(c));
+    return "";
+  }
+  char* out = ctx.buffer(kSize);
+  fill_pattern(out, kSize, kSeed);
+  PendingOp sent = ctx.send(big, out, kSize);
+  PendingOp flushed;
+  auto conn = ctx.conn;
+  ctx.io->call([conn, done = flushed.completion()]() mutable { conn->flush([done] { done(Status::success(), 0); }); });
+  OpResult early = flushed.wait(300);
+  char one = 1;
+  OpResult g = ctx.send(go, &one, 1).wait();
+  SCENARIO_CHECK(ctx, g.status.ok(), describe(g));
+  SCENARIO_CHECK(ctx, early.status.code == dcInProgress, "the flush ended before the peer took the message");
+  OpResult s = sent.wait();
+  SCENARIO_CHECK(ctx, s.status.ok(), describe(s));
+  OpResult f = flushed.wait(10000);
+  SCENARIO_CHECK(ctx, f.status.ok(), "the flush did not end once the peer took the message: " + describe(f));
+  ctx.io->call([conn] { conn->close(Status::failure(dcRemoteError, "closed by the test")); });
+  return "";
+}
+
 class UcxTwoRanks : public ::testing::TestWithParam<UcxSetup> {
  protected:
   void SetUp() override {
@@ -74,6 +115,9 @@ TEST_P(UcxTwoRanks, UnexpectedMessages) { EXPECT_EQ("", run(unexpected_messages)
 TEST_P(UcxTwoRanks, CancelledReceives) { EXPECT_EQ("", run(cancelled_receives)); }
 TEST_P(UcxTwoRanks, LateMessagesOfACancelledOperation) { EXPECT_EQ("", run(late_messages_of_cancelled)); }
 TEST_P(UcxTwoRanks, SentThenClosed) { EXPECT_EQ("", run(sent_then_closed, RunOptions{false, true})); }
+TEST_P(UcxTwoRanks, FlushWaitsForAMessageNotYetTaken) {
+  EXPECT_EQ("", run(flush_waits_for_a_message_not_yet_taken, RunOptions{false, true}));
+}
 TEST_P(UcxTwoRanks, ShortAndTooLong) { EXPECT_EQ("", run(short_and_too_long)); }
 TEST_P(UcxTwoRanks, PeerKilledMidTransfer) { EXPECT_EQ("", run(peer_killed, RunOptions{true})); }
 

@@ -71,7 +71,6 @@ UcxApi load() {
   resolve(handle, "ucp_worker_set_am_recv_handler", api.worker_set_am_recv_handler);
   resolve(handle, "ucp_ep_create", api.ep_create);
   resolve(handle, "ucp_ep_close_nbx", api.ep_close_nbx);
-  resolve(handle, "ucp_ep_flush_nbx", api.ep_flush_nbx);
   resolve(handle, "ucp_am_send_nbx", api.am_send_nbx);
   resolve(handle, "ucp_am_recv_data_nbx", api.am_recv_data_nbx);
   resolve(handle, "ucp_am_data_release", api.am_data_release);

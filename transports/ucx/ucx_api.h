@@ -26,7 +26,6 @@ struct UcxApi {
   decltype(&ucp_worker_set_am_recv_handler) worker_set_am_recv_handler;
   decltype(&ucp_ep_create) ep_create;
   decltype(&ucp_ep_close_nbx) ep_close_nbx;
-  decltype(&ucp_ep_flush_nbx) ep_flush_nbx;
   decltype(&ucp_am_send_nbx) am_send_nbx;
   decltype(&ucp_am_recv_data_nbx) am_recv_data_nbx;
   decltype(&ucp_am_data_release) am_data_release;

@@ -47,6 +47,7 @@ void UcxChannel::send(const Tag& tag, const void* buf, size_t len, Completion do
     return post_completion(std::move(done),
                            closed_ ? close_status_ : Status::failure(dcInternalError, "ucx: not connected"), 0);
   auto op = std::make_shared<SendOp>();
+  op->serial = ++sends_issued_;
   op->header.type = UcxType::Message;
   op->header.conn = peer_conn_;
   op->header.tag = tag;
@@ -100,6 +101,8 @@ void UcxChannel::on_sent(void* request, ucs_status_t status, void* user_data) {
 void UcxChannel::send_done(const SendPtr& op, ucs_status_t status) {
   sending_.erase(op.get());
   if (op->header.id) rendezvous_sends_.erase(op->header.id);
+  if (!flushes_after_sends_.empty())  // not from inside UCX's callback: the request is a send
+    boost::asio::post(worker_->io(), [self = shared_from_this()] { self->flush_waiting_sends(); });
   if (status == UCS_OK && op->dropped) return completions_.end_send_dropped(*op);
   if (status == UCS_OK) return finish_send(op, op->refused ? *op->refused : Status::success());
   if (closed_) return finish_send(op, close_status_);
@@ -158,6 +161,8 @@ ucs_status_t UcxChannel::on_message(const UcxHeader& h, void* data, size_t lengt
       return UCS_OK;
     case UcxType::Reject: on_refused(h); return UCS_OK;
     case UcxType::RejectAck: on_refusal_seen(h.id); return UCS_OK;
+    case UcxType::FlushRequest: send_control(UcxType::FlushAck, h.id); return UCS_OK;
+    case UcxType::FlushAck: on_flush_ack(h.id); return UCS_OK;
     case UcxType::Message: break;
     default:
       fail_later(Status::failure(dcInternalError, "ucx connection to rank " + std::to_string(peer_) +

@@ -8,7 +8,11 @@
 //
 // Beside the endpoint, a control socket to the peer (TCP, on the interface DeepComm selects)
 // carries nothing after its hello: its end is the peer's death signal, as a socket's EOF is on the
-// other transports (UCX itself notices a dead peer over shared memory only by keepalive).
+// other transports (UCX itself notices a dead peer over shared memory only by keepalive). Data and
+// that signal travel apart, so a flush ends only when nothing sent before it can be lost with this
+// process: every earlier send completed (a rendezvous payload leaves when the peer takes it), then
+// the peer acknowledged a FlushRequest sent behind them (UCP delivers an endpoint's active
+// messages in order), so it has every earlier message before it can see the control socket end.
 // Engine thread only; completions are posted, never called inside send()/recv().
 #pragma once
 
@@ -63,7 +67,8 @@ class UcxChannel : public std::enable_shared_from_this<UcxChannel> {
 
  private:
   struct SendOp {
-    UcxHeader header;  // UCX reads it until the send completes
+    uint64_t serial = 0;  // this connection's sends, from 1, in issue order
+    UcxHeader header;     // UCX reads it until the send completes
     const void* buf = nullptr;
     size_t len = 0;
     Completion done;
@@ -89,7 +94,6 @@ class UcxChannel : public std::enable_shared_from_this<UcxChannel> {
   };
   struct SendRef;
   struct RecvRef;
-  struct FlushRef;
 
   // ucx_channel.cpp: sending and matching.
   void issue(const SendPtr& op, unsigned flags);
@@ -117,8 +121,11 @@ class UcxChannel : public std::enable_shared_from_this<UcxChannel> {
   void on_refused(const UcxHeader& h);
   void on_refusal_seen(uint64_t id);
 
-  // ucx_channel_life.cpp: the control socket, errors, close.
-  static void on_flushed(void* request, ucs_status_t status, void* user_data);
+  // ucx_channel_life.cpp: the control socket, errors, flush, close.
+  bool sent_up_to(uint64_t serial) const;  // every send up to serial completed
+  void flush_waiting_sends();              // asks the peer for the flushes whose sends completed
+  void request_flush_ack(std::function<void()> done);
+  void on_flush_ack(uint64_t id);
   void watch_control();
   void peer_gone(const boost::system::error_code& ec);
   void fail_later(const Status& status);
@@ -137,13 +144,16 @@ class UcxChannel : public std::enable_shared_from_this<UcxChannel> {
 
   std::unordered_map<Tag, std::deque<RecvPtr>, TagHash> posted_;
   std::unordered_map<Tag, std::deque<Unexpected>, TagHash> unexpected_;
-  std::unordered_map<const SendOp*, SendPtr> sending_;      // every send UCX has not completed
-  std::unordered_map<uint64_t, SendPtr> rendezvous_sends_;  // the rendezvous ones, by id
-  std::vector<RecvPtr> rendezvous_recvs_;                   // payloads being received
-  struct FlushWaiter {
+  std::unordered_map<const SendOp*, SendPtr> sending_;                      // every send UCX has not completed
+  std::unordered_map<uint64_t, SendPtr> rendezvous_sends_;                  // the rendezvous ones, by id
+  std::vector<RecvPtr> rendezvous_recvs_;                                   // payloads being received
+  std::unordered_map<uint64_t, std::function<void()>> awaiting_flush_ack_;  // by FlushRequest id
+  struct FlushAfterSends {
+    uint64_t last_send;  // the flush waits for the sends up to this serial
     std::function<void()> done;
   };
-  std::vector<std::shared_ptr<FlushWaiter>> flushing_;
+  std::vector<FlushAfterSends> flushes_after_sends_;
+  uint64_t sends_issued_ = 0;
   std::unordered_map<uint64_t, void*> refused_;  // refused descriptors awaiting RejectAck
   CancelledOps cancelled_ops_;                   // their late messages are dropped (eager) or refused (rendezvous)
   uint64_t next_id_ = 1;

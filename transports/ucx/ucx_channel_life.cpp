@@ -9,11 +9,6 @@
 
 namespace dc {
 
-struct UcxChannel::FlushRef {
-  std::shared_ptr<UcxChannel> channel;
-  std::shared_ptr<FlushWaiter> waiter;
-};
-
 void UcxChannel::attach(ucp_ep_h ep, uint64_t peer_conn, Socket control) {
   ep_ = ep;
   peer_conn_ = peer_conn;
@@ -66,31 +61,46 @@ void UcxChannel::flush(std::function<void()> done) {
   UcxEntry entry;
   if (!entry) return;
   if (closed_ || !ep_) return boost::asio::post(worker_->io(), std::move(done));
-  auto waiter = std::make_shared<FlushWaiter>(FlushWaiter{std::move(done)});
-  auto* ref = new FlushRef{shared_from_this(), waiter};
-  ucp_request_param_t param{};
-  param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
-  param.cb.send = &UcxChannel::on_flushed;
-  param.user_data = ref;
-  ucs_status_ptr_t request = api_.ep_flush_nbx(ep_, &param);
-  worker_->kick();
-  if (request && !UCS_PTR_IS_ERR(request)) {
-    flushing_.push_back(waiter);  // on_flushed follows (or close() answers first)
-    return;
-  }
-  delete ref;
-  boost::asio::post(worker_->io(), std::move(waiter->done));
+  if (sent_up_to(sends_issued_)) return request_flush_ack(std::move(done));
+  flushes_after_sends_.push_back(FlushAfterSends{sends_issued_, std::move(done)});
 }
 
-void UcxChannel::on_flushed(void* request, ucs_status_t, void* user_data) {
-  auto* ref = static_cast<FlushRef*>(user_data);
-  std::shared_ptr<UcxChannel> self = std::move(ref->channel);
-  std::shared_ptr<FlushWaiter> waiter = std::move(ref->waiter);
-  delete ref;
-  self->api_.request_free(request);
-  auto& list = self->flushing_;
-  list.erase(std::remove(list.begin(), list.end(), waiter), list.end());
-  if (waiter->done) boost::asio::post(self->worker_->io(), std::move(waiter->done));
+bool UcxChannel::sent_up_to(uint64_t serial) const {
+  return std::none_of(sending_.begin(), sending_.end(), [serial](const auto& s) { return s.second->serial <= serial; });
+}
+
+void UcxChannel::flush_waiting_sends() {
+  UcxEntry entry;
+  if (!entry || closed_) return;
+  std::vector<std::function<void()>> ready;
+  auto& waiting = flushes_after_sends_;
+  for (auto it = waiting.begin(); it != waiting.end();) {
+    if (!sent_up_to(it->last_send)) {
+      ++it;
+      continue;
+    }
+    ready.push_back(std::move(it->done));
+    it = waiting.erase(it);
+  }
+  for (auto& done : ready) request_flush_ack(std::move(done));
+}
+
+void UcxChannel::request_flush_ack(std::function<void()> done) {
+  if (closed_ || !ep_) return boost::asio::post(worker_->io(), std::move(done));
+  const uint64_t id = next_id_++;
+  awaiting_flush_ack_.emplace(id, std::move(done));
+  send_control(UcxType::FlushRequest, id);  // a failed send closes the connection, which answers
+}
+
+void UcxChannel::on_flush_ack(uint64_t id) {
+  auto it = awaiting_flush_ack_.find(id);
+  if (it == awaiting_flush_ack_.end()) {
+    fail_later(Status::failure(dcInternalError, "ucx connection to rank " + std::to_string(peer_) +
+                                                    ": protocol error: an acknowledgement of no flush"));
+    return;
+  }
+  boost::asio::post(worker_->io(), std::move(it->second));
+  awaiting_flush_ack_.erase(it);
 }
 
 void UcxChannel::close(const Status& status) {
@@ -115,8 +125,9 @@ void UcxChannel::close(const Status& status) {
     op->in_ucx = false;
     finish_recv(op, status, 0);
   }
-  for (const auto& waiter : std::exchange(flushing_, {}))
-    if (waiter->done) boost::asio::post(worker_->io(), std::move(waiter->done));
+  for (auto& [id, done] : std::exchange(awaiting_flush_ack_, {})) boost::asio::post(worker_->io(), std::move(done));
+  for (auto& waiting : std::exchange(flushes_after_sends_, {}))
+    boost::asio::post(worker_->io(), std::move(waiting.done));
   // Announced rendezvous messages can no longer be fetched; arrived eager ones still can.
   for (auto it = unexpected_.begin(); it != unexpected_.end();) {
     auto& queue = it->second;

@@ -12,10 +12,12 @@ namespace dc {
 constexpr unsigned kUcxAmId = 0x4443;  // "DC"
 
 enum class UcxType : uint32_t {
-  Message = 1,    // tag, length; id: sender's rendezvous id (0 for eager)
-  Credit = 2,     // id: eager bytes the receiver consumed
-  Reject = 3,     // id: the refused rendezvous; tag.check: receiver's signature; flags below
-  RejectAck = 4,  // id: the refused rendezvous; the receiver may now drop it (its send completes)
+  Message = 1,       // tag, length; id: sender's rendezvous id (0 for eager)
+  Credit = 2,        // id: eager bytes the receiver consumed
+  Reject = 3,        // id: the refused rendezvous; tag.check: receiver's signature; flags below
+  RejectAck = 4,     // id: the refused rendezvous; the receiver may now drop it (its send completes)
+  FlushRequest = 5,  // id: the sender's flush; answered by FlushAck once what came before arrived
+  FlushAck = 6,      // id: the flush answered
 };
 
 enum UcxFlags : uint32_t {
