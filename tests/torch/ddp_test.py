@@ -28,6 +28,25 @@ def make_model():
                                torch.nn.Linear(64, 10))
 
 
+def step(models, x, y):
+    """One SGD step of every (model, optimizer) in models on the same batch."""
+    for model, opt in models.values():
+        opt.zero_grad()
+        torch.nn.functional.cross_entropy(model(x), y).backward()
+        opt.step()
+
+
+def check_step(ours, ref, n, gloo, what):
+    """ours (this rank's parameters over deepcomm) matches ref (over gloo) within float-summation
+    tolerance and is bitwise the same on every rank."""
+    if not torch.isfinite(ours).all() or not torch.allclose(ours, ref, rtol=1e-5, atol=1e-6):
+        raise AssertionError(f"{what}: parameters differ from gloo's by up to {(ours - ref).abs().max()}")
+    everyone = [torch.empty_like(ours) for _ in range(n)]
+    dist.all_gather(everyone, ours, group=gloo)
+    if not all(torch.equal(everyone[0], e) for e in everyone):
+        raise AssertionError(f"{what}: parameters differ between ranks")
+
+
 def train(rank, n, url, hook):
     dist.init_process_group("deepcomm", init_method=url, rank=rank, world_size=n,
                             timeout=datetime.timedelta(seconds=60))
@@ -44,20 +63,12 @@ def train(rank, n, url, hook):
             ddp.register_comm_hook(state, powersgd.powerSGD_hook)
         models[name] = (ddp, torch.optim.SGD(ddp.parameters(), lr=0.05))
     g = torch.Generator().manual_seed(100 + rank)
-    for step in range(STEPS):
+    for i in range(STEPS):
         x, y = torch.randn(16, 32, generator=g), torch.randint(0, 10, (16,), generator=g)
-        for ddp, opt in models.values():
-            opt.zero_grad()
-            torch.nn.functional.cross_entropy(ddp(x), y).backward()
-            opt.step()
+        step(models, x, y)
         ours = torch.cat([p.detach().reshape(-1) for p in models["deepcomm"][0].parameters()])
         ref = torch.cat([p.detach().reshape(-1) for p in models["gloo"][0].parameters()]) if reference else ours
-        if not torch.isfinite(ours).all() or not torch.allclose(ours, ref, rtol=1e-5, atol=1e-6):
-            raise AssertionError(f"{hook} step {step}: parameters differ from gloo's by up to {(ours - ref).abs().max()}")
-        everyone = [torch.empty_like(ours) for _ in range(n)]
-        dist.all_gather(everyone, ours, group=gloo)
-        if not all(torch.equal(everyone[0], e) for e in everyone):
-            raise AssertionError(f"{hook} step {step}: parameters differ between ranks")
+        check_step(ours, ref, n, gloo, f"{hook} step {i}")
     if rank == 0:
         print(f"{hook}: {STEPS} steps match gloo, max difference {(ours - ref).abs().max():.3g}")
 
@@ -86,8 +97,8 @@ def compressed(rank, n, url):
             state = deepcomm.torch.CompressionState(None, spec, start_iter=2)
             ddp.register_comm_hook(state, deepcomm.torch.compressed_allreduce_hook)
         opt = torch.optim.SGD(ddp.parameters(), lr=0.1)
-        for step in range(COMPRESSED_STEPS):
-            batch = slice((step * n + rank) * 16, (step * n + rank + 1) * 16)
+        for i in range(COMPRESSED_STEPS):
+            batch = slice((i * n + rank) * 16, (i * n + rank + 1) * 16)
             opt.zero_grad()
             torch.nn.functional.cross_entropy(ddp(train_x[batch]), train_y[batch]).backward()
             opt.step()

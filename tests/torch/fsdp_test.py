@@ -14,7 +14,7 @@ from torch.distributed.device_mesh import DeviceMesh
 from torch.distributed.fsdp import fully_shard
 
 import harness
-from ddp_test import make_model  # the same small MLP as the DDP test
+from ddp_test import check_step, make_model, step  # the DDP test's model and checks
 
 STEPS = 6
 
@@ -46,22 +46,13 @@ def train(rank, n, url, flavour):
         model = shard(copy.deepcopy(make_model()), group, n, flavour)
         models[name] = (model, torch.optim.SGD(model.parameters(), lr=0.05))
     g = torch.Generator().manual_seed(100 + rank)
-    for step in range(STEPS):
+    for i in range(STEPS):
         x, y = torch.randn(16, 32, generator=g), torch.randint(0, 10, (16,), generator=g)
-        for model, opt in models.values():
-            opt.zero_grad()
-            torch.nn.functional.cross_entropy(model(x), y).backward()
-            opt.step()
+        step(models, x, y)
         ours = full_parameters(models["deepcomm"][0])
         ref = full_parameters(models["gloo"][0])
-        if not torch.isfinite(ours).all() or not torch.allclose(ours, ref, rtol=1e-5, atol=1e-6):
-            raise AssertionError(f"{flavour} step {step}: parameters differ from gloo's by up to "
-                                 f"{(ours - ref).abs().max()}")
-        everyone = [torch.empty_like(ours) for _ in range(n)]
-        dist.all_gather(everyone, ours, group=gloo)
-        if not all(torch.equal(everyone[0], e) for e in everyone):
-            raise AssertionError(f"{flavour} step {step}: parameters differ between ranks")
-        if step == 0 and torch.equal(ours, torch.cat([p.reshape(-1) for p in make_model().parameters()])):
+        check_step(ours, ref, n, gloo, f"{flavour} step {i}")
+        if i == 0 and torch.equal(ours, torch.cat([p.reshape(-1) for p in make_model().parameters()])):
             raise AssertionError(f"{flavour}: the first step changed nothing")
     if rank == 0:
         print(f"{flavour}: {STEPS} steps match gloo, max difference {(ours - ref).abs().max():.3g}")
