@@ -6,10 +6,12 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "compression/codec_isa.h"
 #include "compression/form/message_form.h"
+#include "compression/gpu/decode_fault.h"
 #include "compression/huffman_table.h"
 #include "deepcomm/deepcomm.h"
 
@@ -88,6 +90,10 @@ class ChunkDecoder {
   std::vector<float> values_;
   double accumulate_seconds_ = 0;
 };
+
+// The message of the dc::Error(dcInvalidArgument) that refuses a message for `error`: this
+// decoder's, and the GPU decoder's (compression/gpu/dense_decode.h), so both say the same.
+std::string decode_error_message(const gpu::DecodeError& error);
 
 // Checks that dst fits a message of this header (type, data, count).
 void check_target(const MessageHeader& header, const Target& dst);

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "kernels/host_device.h"
 #include "kernels/minifloat.h"
 
 namespace dc::compression {
@@ -13,10 +14,10 @@ enum class ElemType : uint8_t { f32, f16, bf16 };
 
 namespace {
 
-constexpr uint32_t elem_size(ElemType t) { return t == ElemType::f32 ? 4 : 2; }
+DC_HOST_DEVICE constexpr uint32_t elem_size(ElemType t) { return t == ElemType::f32 ? 4 : 2; }
 
 template <ElemType T>
-inline float load_elem(const void* base, uint64_t i) {
+DC_HOST_DEVICE inline float load_elem(const void* base, uint64_t i) {
   if constexpr (T == ElemType::f32) {
     return static_cast<const float*>(base)[i];
   } else if constexpr (T == ElemType::f16) {
@@ -27,7 +28,7 @@ inline float load_elem(const void* base, uint64_t i) {
 }
 
 template <ElemType T>
-inline void accumulate_elem(void* base, uint64_t i, float v) {
+DC_HOST_DEVICE inline void accumulate_elem(void* base, uint64_t i, float v) {
   if constexpr (T == ElemType::f32) {
     static_cast<float*>(base)[i] += v;
   } else if constexpr (T == ElemType::f16) {

@@ -63,6 +63,25 @@ void quantize_kept(const Candidate* kept, size_t m, uint32_t block, Rounding rou
 
 }  // namespace
 
+ElemType check_encode_arguments(const Spec& spec, dcDataType_t type, const void* input, uint64_t count,
+                                std::span<const float> residual, size_t out_size) {
+  if (residual.data() && residual.size() != count)
+    fail(dcInvalidArgument, "compression: residual of " + std::to_string(residual.size()) +
+                                " elements for a buffer of " + std::to_string(count));
+  const ElemType elem = elem_type_of(type);
+  if (count > 0 && input == nullptr) fail(dcInvalidArgument, "compression: null input buffer");
+  if (spec.error_feedback && residual.data() == nullptr)
+    fail(dcInvalidArgument, "compression spec '" + spec.to_string() + "' has error feedback but no residual was given");
+  if (!spec.error_feedback && residual.data() != nullptr)
+    fail(dcInvalidArgument,
+         "compression spec '" + spec.to_string() + "' has no error feedback (ef) but a residual was given");
+  const uint64_t bound = max_message_bytes(spec, count);
+  if (out_size < bound)
+    fail(dcInvalidArgument, "compression: output of " + std::to_string(out_size) +
+                                " bytes is below the worst case of " + std::to_string(bound));
+  return elem;
+}
+
 Encoder::Encoder(Isa isa) : kernels_(codec_kernels(isa)) {}
 
 void Encoder::plan_chunks(const Spec& spec, uint64_t count) {
@@ -276,23 +295,10 @@ EncodeResult Encoder::encode(const Spec& spec, dcDataType_t type, const void* in
 
 EncodeResult Encoder::encode(const Spec& spec, dcDataType_t type, const void* input, uint64_t count,
                              std::span<float> residual_span, uint64_t seed, std::span<uint8_t> out) {
-  if (residual_span.data() && residual_span.size() != count)
-    fail(dcInvalidArgument, "compression: residual of " + std::to_string(residual_span.size()) +
-                                " elements for a buffer of " + std::to_string(count));
   float* residual = residual_span.data();
   using Clock = std::chrono::steady_clock;
   const Clock::time_point start = Clock::now();
-  const ElemType elem = elem_type_of(type);
-  if (count > 0 && input == nullptr) fail(dcInvalidArgument, "compression: null input buffer");
-  if (spec.error_feedback && residual == nullptr)
-    fail(dcInvalidArgument, "compression spec '" + spec.to_string() + "' has error feedback but no residual was given");
-  if (!spec.error_feedback && residual != nullptr)
-    fail(dcInvalidArgument,
-         "compression spec '" + spec.to_string() + "' has no error feedback (ef) but a residual was given");
-  const uint64_t bound = max_message_bytes(spec, count);
-  if (out.size() < bound)
-    fail(dcInvalidArgument, "compression: output of " + std::to_string(out.size()) +
-                                " bytes is below the worst case of " + std::to_string(bound));
+  const ElemType elem = check_encode_arguments(spec, type, input, count, residual_span, out.size());
 
   EncodeResult result;
   result.applied = spec;

@@ -25,6 +25,11 @@ struct EncodeResult {
   double code_seconds = 0;    // code tables and writing the message
 };
 
+// Checks an encode's arguments as Encoder::encode does (the GPU encoders too); returns the element
+// type. Throws dc::Error(dcInvalidArgument) saying what is wrong.
+ElemType check_encode_arguments(const Spec& spec, dcDataType_t type, const void* input, uint64_t count,
+                                std::span<const float> residual, size_t out_size);
+
 // Holds scratch memory reused from call to call; one per thread.
 class Encoder {
  public:

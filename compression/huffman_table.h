@@ -1,6 +1,7 @@
 // Canonical, length-limited (11 bits) Huffman codes: built from a histogram by package-merge (an
 // optimal and deterministic construction), stored as a compact list of code lengths, and turned
-// into an encoding table and a one-lookup decoding table.
+// into an encoding table and a one-lookup decoding table. The construction, the stored form and
+// its checks are compression/gpu/huffman_code.h's, which the GPU kernels run too.
 //
 // Stored form (LSB-first bits, byte-padded): 2 bits kind (0 no symbol, 1 one symbol, 2 a code);
 // one symbol: 8 bits symbol (it takes 0 bits per use); a code: 8 bits first and 8 bits last symbol
@@ -11,7 +12,10 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
+
+#include "compression/gpu/huffman_code.h"
 
 namespace dc::compression {
 
@@ -27,10 +31,13 @@ class HuffmanTable {
   // Stores the table at out (at least max_table_bytes(alphabet) + 8 bytes); returns its bytes.
   size_t write(uint8_t* out) const;
 
-  Kind kind() const { return kind_; }
+  Kind kind() const { return Kind(code_.kind); }
   unsigned alphabet() const { return alphabet_; }
-  bool has(unsigned symbol) const { return kind_ == Kind::single ? symbol == single_ : lengths_[symbol] != 0; }
-  unsigned length(unsigned symbol) const { return lengths_[symbol]; }
+  bool has(unsigned symbol) const {
+    return kind() == Kind::single ? symbol == code_.single : code_.lengths[symbol] != 0;
+  }
+  unsigned length(unsigned symbol) const { return code_.lengths[symbol]; }
+  const gpu::CodeLengths& code() const { return code_; }
   // Per symbol: bit-reversed code | length << 16 (LSB-first streams).
   const uint32_t* codes() const { return codes_.data(); }
   // 2^11 entries (none for an empty table) indexed by the next 11 bits of a stream: the code's
@@ -38,18 +45,19 @@ class HuffmanTable {
   const uint16_t* decode_table() const { return decode_.data(); }
 
  private:
-  void finish();  // codes and decoding table from kind_, single_ and lengths_
+  void finish();  // codes and decoding table from code_
 
-  Kind kind_ = Kind::empty;
+  gpu::CodeLengths code_;
   unsigned alphabet_ = 0;
-  unsigned single_ = 0;
-  std::array<uint8_t, 256> lengths_{};
   std::array<uint32_t, 256> codes_{};
   std::vector<uint16_t> decode_;
 };
 
-// Code lengths (<= max_length) minimizing the coded size of `weights` (all > 0, at least two,
-// 2^max_length >= their number), in the order given. Ties are broken by position.
+// The message of a refused stored table (HuffmanTable::read's, and the GPU decoder's host side's).
+std::string table_error_message(const gpu::TableError& error);
+
+// Code lengths (<= max_length <= 11) minimizing the coded size of `weights` (all > 0, 2 to 256 of
+// them, 2^max_length >= their number), in the order given. Ties are broken by position.
 std::vector<uint8_t> package_merge(const std::vector<uint64_t>& weights, unsigned max_length);
 
 }  // namespace dc::compression

@@ -11,43 +11,18 @@
 namespace dc::compression {
 namespace {
 
-// A Huffman section of `items` items of at most `bits` bits each: stream sizes, the bits, and up
-// to one padding byte per stream.
-uint64_t huffman_section_bound(uint64_t items, uint64_t bits) {
-  const unsigned streams = wire::streams_for(items);
-  return 4 * uint64_t(streams - 1) + wire::div_ceil(items * bits, 8) + streams;
-}
-
-uint64_t dense_bound(const MessageForm& f, uint64_t len) {
-  if (!f.q8) return 4 * len;
-  const uint64_t values = f.huffman ? huffman_section_bound(len, wire::kMaxCodeLength) : len;
-  return 4 * wire::div_ceil(len, f.block) + values;
-}
-
-uint64_t sparse_bound(const MessageForm& f, uint64_t len) {
-  const uint64_t m = len / wire::kSparseDensity;
-  const uint64_t value_bits = f.q8 ? (f.huffman ? wire::kMaxCodeLength : 8) : 32;
-  uint64_t bytes = 4 + (f.q8 ? 4 * wire::div_ceil(m, f.block) : 0);
-  if (f.huffman) {
-    // gap code + the gap's bits below its leading one (a gap is at most the chunk length)
-    bytes += huffman_section_bound(m, wire::kMaxCodeLength + f.chunk_log2 + value_bits);
-  } else {
-    bytes += m * (4 + value_bits / 8);
-  }
-  return bytes;
+// The flag bits of a form: the bounds are wire_format.h's, which the GPU decoder checks with too.
+uint8_t flags_of(const MessageForm& f) {
+  return (f.sparse ? wire::kSparse : 0) | (f.q8 ? wire::kQ8 : 0) | (f.huffman ? wire::kHuffman : 0);
 }
 
 }  // namespace
 
 uint64_t max_chunk_bytes(const MessageForm& f, uint64_t elements) {
-  const uint64_t dense = dense_bound(f, elements);
-  return 1 + (f.sparse ? std::max(dense, sparse_bound(f, elements)) : dense);
+  return wire::max_chunk_bytes(flags_of(f), f.block, f.chunk_log2, elements);
 }
 
-uint64_t max_tables_bytes(const MessageForm& f) {
-  if (!f.huffman) return 0;
-  return (f.q8 ? max_table_bytes(wire::kValueAlphabet) : 0) + (f.sparse ? max_table_bytes(wire::kGapAlphabet) : 0);
-}
+uint64_t max_tables_bytes(const MessageForm& f) { return wire::max_tables_bytes(flags_of(f)); }
 
 uint64_t max_message_bytes(const MessageForm& f, uint64_t count) {
   const uint64_t chunk = uint64_t(1) << f.chunk_log2;

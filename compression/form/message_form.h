@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "compression/form/spec.h"
+#include "compression/form/wire_format.h"
 
 namespace dc::compression {
 
@@ -17,7 +18,7 @@ struct MessageForm {
 };
 
 // Largest encoding of a table of `alphabet` code lengths, in bytes.
-constexpr uint64_t max_table_bytes(unsigned alphabet) { return (2 + 8 + 8 + 6 * uint64_t(alphabet) + 7) / 8; }
+using wire::max_table_bytes;
 
 uint64_t max_chunk_bytes(const MessageForm& form, uint64_t elements);
 uint64_t max_tables_bytes(const MessageForm& form);

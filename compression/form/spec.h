@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include "compression/form/wire_format.h"
+
 namespace dc::compression {
 
 enum class Selection : uint8_t {
@@ -20,9 +22,9 @@ enum class Rounding : uint8_t { nearest, stochastic };
 struct Spec {
   static constexpr double kDefaultAutoFraction = 0.001;
   static constexpr uint32_t kDefaultBlock = 256;
-  static constexpr uint32_t kMinBlock = 16, kMaxBlock = 4096;
+  static constexpr uint32_t kMinBlock = wire::kMinBlock, kMaxBlock = wire::kMaxBlock;
   static constexpr uint32_t kDefaultChunkLog2 = 16;  // 65536 elements: 256 KiB of float32
-  static constexpr uint32_t kMinChunkLog2 = 12, kMaxChunkLog2 = 20;
+  static constexpr uint32_t kMinChunkLog2 = wire::kMinChunkLog2, kMaxChunkLog2 = wire::kMaxChunkLog2;
 
   Selection selection = Selection::dense;
   double fraction = 0.0;  // topk and auto: share of the elements kept, in (0, 1]

@@ -27,13 +27,18 @@
 
 namespace dc::compression::wire {
 
+#if __cplusplus >= 202002L  // nvcc compiles the GPU codec as C++17, which has no std::endian
 static_assert(std::endian::native == std::endian::little, "the wire format is read in place as little-endian");
+#endif
 
 constexpr uint32_t kMagic = 0x4d5a4344;  // "DCZM"
 constexpr uint8_t kVersion = 1;
 constexpr size_t kFixedHeaderBytes = 32;
 constexpr size_t kChunkEntryBytes = 8;
 constexpr size_t kHeaderCrcOffset = 28;
+// The ranges of the header's chunk size (log2 of its elements) and q8 block (elements per scale).
+constexpr uint32_t kMinChunkLog2 = 12, kMaxChunkLog2 = 20;
+constexpr uint32_t kMinBlock = 16, kMaxBlock = 4096;
 
 enum Flag : uint8_t {
   kSparse = 1,      // elements were selected: sparse chunks may appear
@@ -69,6 +74,38 @@ constexpr uint64_t segment_begin(uint64_t items, unsigned streams, unsigned s) {
 constexpr uint64_t kSparseDensity = 8;
 
 constexpr uint64_t div_ceil(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+// Size bounds of a message's parts, for the Flag bits of its header: the encoder's capacity
+// (message_form.h) and the decoder's limits, as constant expressions the GPU decoder calls too.
+
+// Largest stored code table of `alphabet` symbols, in bytes.
+constexpr uint64_t max_table_bytes(unsigned alphabet) { return (2 + 8 + 8 + 6 * uint64_t(alphabet) + 7) / 8; }
+// Largest code tables of a message, in bytes.
+constexpr uint64_t max_tables_bytes(uint8_t flags) {
+  if (!(flags & kHuffman)) return 0;
+  return (flags & kQ8 ? max_table_bytes(kValueAlphabet) : 0) + (flags & kSparse ? max_table_bytes(kGapAlphabet) : 0);
+}
+// A Huffman section of `items` items of at most `bits` bits each: stream sizes, the bits, and up
+// to one padding byte per stream.
+constexpr uint64_t huffman_section_bound(uint64_t items, uint64_t bits) {
+  return 4 * uint64_t(streams_for(items) - 1) + div_ceil(items * bits, 8) + streams_for(items);
+}
+// Largest chunk of `elements` elements, its kind byte included (block: elements per scale).
+constexpr uint64_t max_chunk_bytes(uint8_t flags, uint32_t block, uint32_t chunk_log2, uint64_t elements) {
+  const bool q8 = flags & kQ8, huffman = flags & kHuffman;
+  const uint64_t dense =
+      q8 ? 4 * div_ceil(elements, block) + (huffman ? huffman_section_bound(elements, kMaxCodeLength) : elements)
+         : 4 * elements;
+  if (!(flags & kSparse)) return 1 + dense;
+  const uint64_t m = elements / kSparseDensity;
+  const uint64_t value_bits = q8 ? (huffman ? kMaxCodeLength : 8) : 32;
+  // A kept element: gap code + the gap's bits below its leading one (a gap is at most the chunk
+  // length), then its value.
+  const uint64_t sparse =
+      4 + (q8 ? 4 * div_ceil(m, block) : 0) +
+      (huffman ? huffman_section_bound(m, kMaxCodeLength + chunk_log2 + value_bits) : m * (4 + value_bits / 8));
+  return 1 + (dense > sparse ? dense : sparse);
+}
 
 inline uint32_t get_u32(const uint8_t* p) {
   uint32_t v;

@@ -1,15 +1,19 @@
-// libFuzzer target: whole-message and piece-wise decoding of arbitrary bytes. The first byte
-// picks the destination type, whether the checksums are recomputed first (so that mangled
-// structure reaches the checks behind them), and how the piece decoder splits the message.
-// Oracle: no crash, no sanitizer report; a bad message is a dc::Error.
+// libFuzzer target: whole-message and piece-wise decoding of arbitrary bytes, and the GPU decoder
+// (emulated) beside the CPU's. The first byte picks the destination type, whether the checksums are
+// recomputed first (so that mangled structure reaches the checks behind them), and how the piece
+// decoder splits the message. Oracle: no crash, no sanitizer report; a bad message is a dc::Error;
+// the GPU decoder adds the same bits or refuses with the same words (decode_parity.h).
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <vector>
 
 #include "base/error.h"
 #include "compression/decoder.h"
 #include "compression/form/wire_format.h"
 #include "compression/piece_decoder.h"
+#include "tests/fuzz/compression/decode_parity.h"
 #include "tests/fuzz/compression/reseal.h"
 
 namespace {
@@ -42,6 +46,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const dcDataType_t types[4] = {dcFloat32, dcFloat16, dcBfloat16, dcFloat32};
   const dcDataType_t type = types[(mode >> 1) & 3];
   std::vector<uint8_t> dst(count * 4 + 4, 0);
+  const dc::compression::fuzz::DecoderComparison parity = dc::compression::fuzz::compare_decoders(
+      {msg, type, count, false, dst}, {2, 3}, dc::kernels::EmulatorMode::Sequential);
+  if (!parity.difference.empty()) {
+    std::fprintf(stderr, "GPU decoder: %s\n", parity.difference.c_str());
+    std::abort();
+  }
   const dc::compression::Target target{type, dst.data(), count};
   decode_whole(msg, target);
   decode_pieces(msg, target, size_t(1) << ((mode >> 3) & 15));
