@@ -24,7 +24,7 @@ set(DEEPCOMM_LAYERS
 # and the only room given the toolkit's include directories (deepcomm_cuda_room). It may include
 # the folders named here; no other folder includes it (it is loaded with dlopen).
 set(DEEPCOMM_CUDA_ROOM_DIR plugins/cuda)
-set(DEEPCOMM_CUDA_ROOM_MAY_INCLUDE device kernels base)
+set(DEEPCOMM_CUDA_ROOM_MAY_INCLUDE device compression kernels base)
 # The one file elsewhere that names a CUDA header: the public NCCL header takes cudaStream_t from
 # <cuda_runtime.h> when the user's compiler finds it. The rooms compile with
 # DEEPCOMM_NCCL_WITHOUT_CUDA_RUNTIME, so none of them sees a CUDA header through it.

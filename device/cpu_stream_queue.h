@@ -44,6 +44,12 @@ class CpuStreamQueue : public StreamQueue {
   void open_gate(uint64_t* word, uint64_t value) override;
   bool capturing(Stream stream) override;
   Status retain_until_graph_destroyed(Stream stream, std::function<void()> release) override;
+  // The kernels run through the emulator (compression/gpu/emulated_*.h), which keeps its own
+  // workspace.
+  uint64_t encode_workspace_bytes(const dcDeviceEncode_t& encode, Status* status) override;
+  Status enqueue_encode(Stream stream, const dcDeviceEncode_t& encode) override;
+  uint64_t decode_workspace_bytes(const dcDeviceDecode_t& decode, Status* status) override;
+  Status enqueue_decode(Stream stream, const dcDeviceDecode_t& decode) override;
 
   // A captured graph: its recorded work, and what runs once it is destroyed and no replay of it
   // runs any more (a replay holds it).

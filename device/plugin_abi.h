@@ -8,7 +8,8 @@
  * version it was built with and struct_size is at least the size of that version's table (a newer
  * plugin may append members). Version 1 ran the element steps (copy, reduce, pre-multiply,
  * finalize of an average); version 2 adds the stream bridge's functions (stream_queue.h), which a
- * plugin without streams leaves NULL. Codec steps come with a later version.
+ * plugin without streams leaves NULL; version 3 graphs; version 4 the GPU encoder and decoder of
+ * compressed messages (compression/gpu).
  *
  * The contract is device_queue.h's, function by function:
  *  - create/destroy: any thread, once per queue; destroy only after every accepted step completed.
@@ -36,7 +37,7 @@
 extern "C" {
 #endif
 
-#define DEEPCOMM_DEVICE_PLUGIN_ABI_VERSION 3
+#define DEEPCOMM_DEVICE_PLUGIN_ABI_VERSION 4
 #define DEEPCOMM_DEVICE_PLUGIN_ENTRY "deepcommDevicePlugin"
 #define DEEPCOMM_DEVICE_PLUGIN_EXPORT __attribute__((visibility("default")))
 
@@ -62,6 +63,39 @@ typedef struct {
   uint64_t count;
   uint8_t scalar[8]; /* Premultiply: the factor, in the datatype */
 } dcDeviceStep_t;
+
+/* A dense q8 encode (version 4). Every pointer is device (or managed) memory, but result, which may
+ * also be pinned host memory. */
+typedef struct {
+  int32_t datatype;    /* dcFloat32, dcFloat16 or dcBfloat16 */
+  uint32_t stochastic; /* 1: stochastic rounding, 0: to nearest */
+  uint32_t block;      /* elements per scale */
+  uint32_t chunk_log2; /* elements per chunk, as a power of two */
+  uint32_t huffman;    /* 1: Huffman-coded values */
+  float beta;          /* residual decay, with a residual */
+  const void* input;
+  float* residual; /* count floats, updated; NULL without error feedback */
+  uint64_t count;
+  uint64_t seed;    /* keys stochastic rounding */
+  uint8_t* message; /* at least the worst-case message bytes (compression/form/message_form.h) */
+  void* workspace;  /* encode_workspace_bytes of it, 256-byte aligned */
+  uint32_t* result; /* the stream writes { message bytes (0: it failed), 1 when an element was not finite } */
+} dcDeviceEncode_t;
+
+/* A decode-and-accumulate of a dense message (version 4): dst (+)= its values. Every pointer is
+ * device (or managed) memory, but error, which may also be pinned host memory. */
+typedef struct {
+  int32_t datatype;       /* dst's: dcFloat32, dcFloat16 or dcBfloat16 */
+  uint32_t overwrite;     /* 1: dst = the values, 0: dst += the values */
+  const uint8_t* message; /* message_bytes of it, as received */
+  uint64_t message_bytes;
+  void* dst;
+  uint64_t count;  /* dst's elements */
+  void* workspace; /* decode_workspace_bytes of it, 256-byte aligned */
+  /* The stream writes why the message was refused, or zeros when dst got its values:
+   * { fault | table fault << 8 | chunk << 32, a, b } (compression/gpu/decode_fault.h). */
+  uint64_t* error;
+} dcDeviceDecode_t;
 
 typedef struct {
   uint64_t tag;        /* the tag given to post */
@@ -100,6 +134,14 @@ typedef struct {
   /* Only while stream captures: release(arg) is called once the graph being captured and every
    * instance of it are destroyed and no replay of it runs (cudaUserObject). */
   int32_t (*retain_until_graph_destroyed)(void* queue, uint64_t stream, void (*release)(void*), void* arg);
+  /* Version 4: the GPU codec (set whenever the stream functions are). The workspace sizes are 0
+   * when the descriptor is refused (last_error says why). The stream runs an encode or a decode
+   * when it reaches it: an encode's message has the CPU encoder's bytes, a decode adds the CPU
+   * decoder's values or refuses the message the CPU decoder refuses. */
+  uint64_t (*encode_workspace_bytes)(void* queue, const dcDeviceEncode_t* encode);
+  int32_t (*enqueue_encode)(void* queue, uint64_t stream, const dcDeviceEncode_t* encode);
+  uint64_t (*decode_workspace_bytes)(void* queue, const dcDeviceDecode_t* decode);
+  int32_t (*enqueue_decode)(void* queue, uint64_t stream, const dcDeviceDecode_t* decode);
 } dcDevicePlugin_t;
 
 typedef const dcDevicePlugin_t* (*dcDevicePluginEntry_t)(void);

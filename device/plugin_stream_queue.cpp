@@ -56,6 +56,26 @@ void PluginStreamQueue::open_gate(uint64_t* word, uint64_t value) { api_->open_g
 
 bool PluginStreamQueue::capturing(Stream stream) { return api_->stream_capturing(queue_, stream.handle) == 1; }
 
+uint64_t PluginStreamQueue::encode_workspace_bytes(const dcDeviceEncode_t& encode, Status* status) {
+  const uint64_t bytes = api_->encode_workspace_bytes(queue_, &encode);
+  *status = bytes ? Status::success() : status_of(dcInvalidArgument, "an encode's workspace");
+  return bytes;
+}
+
+Status PluginStreamQueue::enqueue_encode(Stream stream, const dcDeviceEncode_t& encode) {
+  return status_of(api_->enqueue_encode(queue_, stream.handle, &encode), "an encode on a stream");
+}
+
+uint64_t PluginStreamQueue::decode_workspace_bytes(const dcDeviceDecode_t& decode, Status* status) {
+  const uint64_t bytes = api_->decode_workspace_bytes(queue_, &decode);
+  *status = bytes ? Status::success() : status_of(dcInvalidArgument, "a decode's workspace");
+  return bytes;
+}
+
+Status PluginStreamQueue::enqueue_decode(Stream stream, const dcDeviceDecode_t& decode) {
+  return status_of(api_->enqueue_decode(queue_, stream.handle, &decode), "a decode on a stream");
+}
+
 Status PluginStreamQueue::retain_until_graph_destroyed(Stream stream, std::function<void()> release) {
   auto* owned = new std::function<void()>(std::move(release));
   auto call_once = [](void* arg) {

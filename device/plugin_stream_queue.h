@@ -29,6 +29,10 @@ class PluginStreamQueue : public StreamQueue {
   void open_gate(uint64_t* word, uint64_t value) override;
   bool capturing(Stream stream) override;
   Status retain_until_graph_destroyed(Stream stream, std::function<void()> release) override;
+  uint64_t encode_workspace_bytes(const dcDeviceEncode_t& encode, Status* status) override;
+  Status enqueue_encode(Stream stream, const dcDeviceEncode_t& encode) override;
+  uint64_t decode_workspace_bytes(const dcDeviceDecode_t& decode, Status* status) override;
+  Status enqueue_decode(Stream stream, const dcDeviceDecode_t& decode) override;
 
   PluginStreamQueue(const PluginStreamQueue&) = delete;
   PluginStreamQueue& operator=(const PluginStreamQueue&) = delete;

@@ -26,6 +26,7 @@
 
 #include "base/error.h"
 #include "device/device_queue.h"
+#include "device/plugin_abi.h"
 
 namespace dc::device {
 
@@ -57,6 +58,17 @@ class StreamQueue {
   // Only while stream captures: release runs once the graph being captured, and every instance of
   // it, is destroyed and no replay of it runs any more (cudaUserObject).
   virtual Status retain_until_graph_destroyed(Stream stream, std::function<void()> release) = 0;
+
+  // The GPU codec (compression/gpu), run when the stream reaches it (plugin_abi.h's descriptors say
+  // what each field is): a dense q8 encode of device memory, whose message has the CPU encoder's
+  // bytes; a decode-and-accumulate of a dense message into device memory, which adds the CPU
+  // decoder's values or writes the fault the CPU decoder reports. *_workspace_bytes: how much
+  // workspace it needs (0 with *status set when the descriptor is refused). A refused descriptor
+  // enqueues nothing.
+  virtual uint64_t encode_workspace_bytes(const dcDeviceEncode_t& encode, Status* status) = 0;
+  virtual Status enqueue_encode(Stream stream, const dcDeviceEncode_t& encode) = 0;
+  virtual uint64_t decode_workspace_bytes(const dcDeviceDecode_t& decode, Status* status) = 0;
+  virtual Status enqueue_decode(Stream stream, const dcDeviceDecode_t& decode) = 0;
 };
 
 }  // namespace dc::device

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "plugins/cuda/codec_launch.h"
 #include "plugins/cuda/cuda_check.h"
 #include "plugins/cuda/element_launch.h"
 
@@ -50,6 +51,7 @@ CudaQueue::CudaQueue() {
   DC_CUDA_CHECK(cudaDeviceGetAttribute(&threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, device_));
   max_blocks_ = unsigned(sms * std::max(1, threads_per_sm / int(kThreadsPerBlock)));
   load_element_kernels();
+  load_codec_kernels();
   DC_CUDA_CHECK(cudaStreamCreateWithFlags(&own_stream_, cudaStreamNonBlocking));
 }
 

@@ -36,6 +36,8 @@ class CudaQueue {
   // Writes up to max completions of steps that ended, in post order; never blocks. A failed step's
   // message stays valid until the next poll.
   int32_t poll(dcDeviceCompletion_t* out, int32_t max);
+  // The most blocks a kernel's grid takes: enough to fill every SM.
+  unsigned max_blocks() const { return max_blocks_; }
 
   CudaQueue(const CudaQueue&) = delete;
   CudaQueue& operator=(const CudaQueue&) = delete;

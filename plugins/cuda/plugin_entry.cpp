@@ -8,6 +8,7 @@
 
 #include "base/error.h"
 #include "device/plugin_abi.h"
+#include "plugins/cuda/codec_launch.h"
 #include "plugins/cuda/cuda_queue.h"
 #include "plugins/cuda/cuda_streams.h"
 
@@ -112,6 +113,26 @@ int32_t retain_until_graph_destroyed(void*, uint64_t stream, void (*release)(voi
   return guarded([&] { CudaStreams::retain_until_graph_destroyed(stream_of(stream), release, arg); });
 }
 
+uint64_t encode_workspace_bytes(void*, const dcDeviceEncode_t* encode) {
+  uint64_t bytes = 0;
+  guarded([&] { bytes = cuda::encode_workspace_bytes(*encode); });
+  return bytes;
+}
+
+int32_t enqueue_encode(void* handle, uint64_t stream, const dcDeviceEncode_t* encode) {
+  return guarded([&] { cuda::enqueue_encode(*encode, stream_of(stream), plugin(handle).queue.max_blocks()); });
+}
+
+uint64_t decode_workspace_bytes(void*, const dcDeviceDecode_t* decode) {
+  uint64_t bytes = 0;
+  guarded([&] { bytes = cuda::decode_workspace_bytes(*decode); });
+  return bytes;
+}
+
+int32_t enqueue_decode(void* handle, uint64_t stream, const dcDeviceDecode_t* decode) {
+  return guarded([&] { cuda::enqueue_decode(*decode, stream_of(stream), plugin(handle).queue.max_blocks()); });
+}
+
 const dcDevicePlugin_t kPlugin = {DEEPCOMM_DEVICE_PLUGIN_ABI_VERSION,
                                   sizeof(dcDevicePlugin_t),
                                   "cuda",
@@ -133,7 +154,11 @@ const dcDevicePlugin_t kPlugin = {DEEPCOMM_DEVICE_PLUGIN_ABI_VERSION,
                                   stream_capturing,
                                   last_error,
                                   enqueue_gate_reset,
-                                  retain_until_graph_destroyed};
+                                  retain_until_graph_destroyed,
+                                  encode_workspace_bytes,
+                                  enqueue_encode,
+                                  decode_workspace_bytes,
+                                  enqueue_decode};
 
 }  // namespace
 }  // namespace dc::cuda

@@ -1,8 +1,8 @@
 // A device plugin built by the tests (plugin_abi.h), with the CPU functions: steps without a stream
 // go to a CPU device queue (they end inside post), steps on a stream wait in a list that poll()
 // runs in post order (so the completion path through the ABI is exercised too). Its stream
-// functions are the CPU stream queue's (one per process), so that the NCCL ABI's device path runs
-// here; the tests reach the same queue through testPlugin* functions (dlsym). Built three times:
+// functions are the CPU stream queue's (one per process), so that the NCCL ABI's device path (and
+// the GPU codec, in emulation) runs here; the tests reach the same queue through testPlugin* functions (dlsym). Built three times:
 // as it should be, with TEST_PLUGIN_ABI_VERSION set to another version, and with
 // TEST_PLUGIN_NO_ENTRY (no entry point at all).
 #include <sys/eventfd.h>
@@ -146,6 +146,26 @@ int32_t retain_until_graph_destroyed(void*, uint64_t stream, void (*release)(voi
   return result_of(streams().retain_until_graph_destroyed({stream}, [release, arg] { release(arg); }));
 }
 
+uint64_t encode_workspace_bytes(void*, const dcDeviceEncode_t* encode) {
+  dc::Status status;
+  const uint64_t bytes = streams().encode_workspace_bytes(*encode, &status);
+  result_of(status);
+  return bytes;
+}
+int32_t enqueue_encode(void*, uint64_t stream, const dcDeviceEncode_t* encode) {
+  return result_of(streams().enqueue_encode({stream}, *encode));
+}
+
+uint64_t decode_workspace_bytes(void*, const dcDeviceDecode_t* decode) {
+  dc::Status status;
+  const uint64_t bytes = streams().decode_workspace_bytes(*decode, &status);
+  result_of(status);
+  return bytes;
+}
+int32_t enqueue_decode(void*, uint64_t stream, const dcDeviceDecode_t* decode) {
+  return result_of(streams().enqueue_decode({stream}, *decode));
+}
+
 const dcDevicePlugin_t kPlugin = {TEST_PLUGIN_ABI_VERSION,
                                   sizeof(dcDevicePlugin_t),
                                   "cpu-test",
@@ -167,7 +187,11 @@ const dcDevicePlugin_t kPlugin = {TEST_PLUGIN_ABI_VERSION,
                                   stream_capturing,
                                   last_error,
                                   enqueue_gate_reset,
-                                  retain_until_graph_destroyed};
+                                  retain_until_graph_destroyed,
+                                  encode_workspace_bytes,
+                                  enqueue_encode,
+                                  decode_workspace_bytes,
+                                  enqueue_decode};
 
 }  // namespace
 

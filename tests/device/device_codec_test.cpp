@@ -1,0 +1,197 @@
+// The GPU codec behind the device-queue seam (stream_queue.h's enqueue_encode and enqueue_decode):
+// on the CPU stream queue and through a plugin's C ABI (the test plugin, whose streams are the CPU
+// queue's), an encode of "device" memory runs when its stream reaches it and writes the CPU
+// encoder's message and residual; a decode adds the CPU decoder's values, or hands back the fault
+// whose words are the CPU decoder's, and the stream goes on; a refused descriptor says why and
+// enqueues nothing.
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "compression/compression.h"
+#include "compression/gpu/decode_fault.h"
+#include "device/cpu_stream_queue.h"
+#include "device/plugin_stream_queue.h"
+
+namespace dc::device {
+namespace {
+
+constexpr uint64_t kCount = 20000;
+
+std::vector<float> gradient() {
+  std::mt19937 rng(3);
+  std::normal_distribution<float> normal(0.0f, 1e-3f);
+  std::vector<float> x(kCount);
+  for (float& v : x) v = normal(rng);
+  return x;
+}
+
+struct DeviceEncode {
+  std::vector<uint8_t> message;
+  std::vector<float> residual;
+};
+
+// Two error-feedback steps of "q8:stochastic,huffman,ef:0.9" at 2^12-element chunks, on stream 5:
+// input and residual copied to device memory, encoded there, copied back.
+template <class Queue, class Sync>
+DeviceEncode encode_on(Queue& queue, void* (*alloc)(Queue&, size_t), Sync&& synchronize) {
+  const std::vector<float> x = gradient();
+  const compression::Spec spec = compression::parse_spec("q8:stochastic,huffman,ef:0.9,chunk:4096");
+  const size_t capacity = compression::max_message_bytes(spec, kCount);
+  auto* input = static_cast<float*>(alloc(queue, 4 * kCount));
+  auto* residual = static_cast<float*>(alloc(queue, 4 * kCount));
+  auto* message = static_cast<uint8_t*>(alloc(queue, capacity));
+  auto* result = static_cast<uint32_t*>(queue.alloc_pinned(8));
+  const std::vector<float> zeros(kCount, 0.0f);
+  const Stream stream{5};
+  EXPECT_TRUE(queue.enqueue_copy(stream, input, x.data(), 4 * kCount).ok());
+  EXPECT_TRUE(queue.enqueue_copy(stream, residual, zeros.data(), 4 * kCount).ok());
+  dcDeviceEncode_t e{dcFloat32, 1,      spec.block, spec.chunk_log2, 1,       spec.beta, input,
+                     residual,  kCount, 0,          message,         nullptr, result};
+  Status status;
+  std::vector<uint8_t> workspace(queue.encode_workspace_bytes(e, &status) + 256);
+  EXPECT_TRUE(status.ok()) << status.message;
+  e.workspace = workspace.data() + (256 - reinterpret_cast<uintptr_t>(workspace.data()) % 256);
+  DeviceEncode out;
+  for (uint64_t seed = 1; seed <= 2; ++seed) {
+    e.seed = seed;
+    const Status enqueued = queue.enqueue_encode(stream, e);
+    EXPECT_TRUE(enqueued.ok()) << enqueued.message;
+  }
+  out.residual.resize(kCount);
+  EXPECT_TRUE(queue.enqueue_copy(stream, out.residual.data(), residual, 4 * kCount).ok());
+  synchronize(stream);
+  out.message.assign(message, message + result[0]);
+  EXPECT_EQ(result[1], 0u);
+  queue.free_pinned(result);
+  return out;
+}
+
+DeviceEncode encode_on_cpu() {
+  const std::vector<float> x = gradient();
+  const compression::Spec spec = compression::parse_spec("q8:stochastic,huffman,ef:0.9,chunk:4096");
+  compression::Residual residual(kCount);
+  compression::Encoder encoder;
+  DeviceEncode out;
+  for (uint64_t seed = 1; seed <= 2; ++seed) {
+    out.message.assign(compression::max_message_bytes(spec, kCount), 0);
+    out.message.resize(encoder.encode(spec, dcFloat32, x.data(), kCount, &residual, seed, out.message).bytes);
+  }
+  out.residual.assign(residual.data(), residual.data() + kCount);
+  return out;
+}
+
+void expect_cpu_bytes(const DeviceEncode& got) {
+  const DeviceEncode want = encode_on_cpu();
+  ASSERT_EQ(got.message.size(), want.message.size());
+  EXPECT_EQ(0, std::memcmp(got.message.data(), want.message.data(), want.message.size()));
+  ASSERT_EQ(got.residual.size(), want.residual.size());
+  EXPECT_EQ(0, std::memcmp(got.residual.data(), want.residual.data(), 4 * kCount));
+}
+
+TEST(DeviceCodec, OnTheCpuStreamQueueWritesTheCpuEncodersBytes) {
+  CpuStreamQueue queue;
+  const DeviceEncode got = encode_on(
+      queue, +[](CpuStreamQueue& q, size_t bytes) { return q.alloc_device(bytes); },
+      [&](Stream s) { ASSERT_TRUE(queue.synchronize(s, std::chrono::seconds(60))); });
+  expect_cpu_bytes(got);
+}
+
+TEST(DeviceCodec, ThroughThePluginAbiWritesTheCpuEncodersBytes) {
+  const DevicePlugin plugin = load_device_plugin(TEST_PLUGIN_GOOD);
+  PluginStreamQueue queue(plugin);
+  auto synchronize = reinterpret_cast<int (*)(uint64_t, int)>(dlsym(plugin.handle, "testPluginSynchronize"));
+  ASSERT_NE(synchronize, nullptr);
+  const DeviceEncode got = encode_on(
+      queue,
+      +[](PluginStreamQueue& q, size_t bytes) {
+        Status status;
+        return q.alloc_device(bytes, &status);
+      },
+      [&](Stream s) { ASSERT_EQ(synchronize(s.handle, 60000), 1); });
+  expect_cpu_bytes(got);
+}
+
+// Decodes msg into "device" memory holding `start` on stream 6 (overwrite or add); the values, and
+// the CPU decoder's words for the fault the stream reported ("" when none).
+std::pair<std::vector<float>, std::string> decode_on(CpuStreamQueue& queue, const std::vector<uint8_t>& msg,
+                                                     const std::vector<float>& start, bool overwrite) {
+  auto* dst = static_cast<float*>(queue.alloc_device(4 * start.size()));
+  auto* message = static_cast<uint8_t*>(queue.alloc_device(msg.size()));
+  auto* error = static_cast<uint64_t*>(queue.alloc_pinned(3 * sizeof(uint64_t)));
+  const Stream stream{6};
+  EXPECT_TRUE(queue.enqueue_copy(stream, dst, start.data(), 4 * start.size()).ok());
+  EXPECT_TRUE(queue.enqueue_copy(stream, message, msg.data(), msg.size()).ok());
+  dcDeviceDecode_t d{dcFloat32, overwrite ? 1u : 0u, message, msg.size(), dst, start.size(), nullptr, error};
+  Status status;
+  std::vector<uint8_t> workspace(queue.decode_workspace_bytes(d, &status));
+  EXPECT_TRUE(status.ok()) << status.message;
+  d.workspace = workspace.data();
+  EXPECT_TRUE(queue.enqueue_decode(stream, d).ok());
+  std::vector<float> out(start.size());
+  EXPECT_TRUE(queue.enqueue_copy(stream, out.data(), dst, 4 * start.size()).ok());
+  EXPECT_TRUE(queue.synchronize(stream, std::chrono::seconds(60)));
+  const compression::gpu::DecodeError e = compression::gpu::unpack_decode_error(error);
+  const std::string why = e.fault == compression::gpu::DecodeFault::none ? "" : compression::decode_error_message(e);
+  queue.free_pinned(error);
+  queue.free_device(message);
+  queue.free_device(dst);
+  return {out, why};
+}
+
+TEST(DeviceCodec, ADecodeAddsTheCpuDecodersValuesOrItsFault) {
+  CpuStreamQueue queue;
+  const DeviceEncode encoded = encode_on_cpu();
+  const std::vector<float> start = gradient();
+  for (bool overwrite : {false, true}) {
+    std::vector<float> want = start;
+    compression::decode_accumulate(encoded.message, {dcFloat32, want.data(), kCount, overwrite});
+    const auto [got, why] = decode_on(queue, encoded.message, start, overwrite);
+    EXPECT_EQ(why, "");
+    EXPECT_EQ(0, std::memcmp(got.data(), want.data(), 4 * kCount)) << "overwrite " << overwrite;
+  }
+  // A corrupt chunk: the CPU decoder's words; a wrong count: the target's fault. The stream goes on.
+  std::vector<uint8_t> corrupt = encoded.message;
+  corrupt[corrupt.size() - 3] ^= 0x10;
+  std::string cpu_why;
+  std::vector<float> scratch = start;
+  try {
+    compression::decode_accumulate(corrupt, {dcFloat32, scratch.data(), kCount});
+  } catch (const Error& e) {
+    cpu_why = e.what();
+  }
+  ASSERT_NE(cpu_why, "");
+  EXPECT_EQ(decode_on(queue, corrupt, start, false).second, cpu_why);
+  const std::vector<float> shorter(kCount - 1, 0.0f);
+  EXPECT_NE(decode_on(queue, encoded.message, shorter, false).second.find("decoded into a buffer of"),
+            std::string::npos);
+}
+
+TEST(DeviceCodec, ARefusedDescriptorSaysWhyAndEnqueuesNothing) {
+  CpuStreamQueue queue;
+  std::vector<float> x(10, 1.0f);
+  std::vector<uint8_t> message(1000);
+  uint32_t result[2] = {7, 7};
+  dcDeviceEncode_t e{dcInt32, 0, 256, 12, 0, 1.0f, x.data(), nullptr, 10, 0, message.data(), nullptr, result};
+  Status status = queue.enqueue_encode(Stream{1}, e);
+  EXPECT_EQ(status.code, dcInvalidArgument);
+  EXPECT_NE(status.message.find("float32, float16 or bfloat16"), std::string::npos) << status.message;
+  e.datatype = dcFloat32;
+  e.block = 5;
+  status = queue.enqueue_encode(Stream{1}, e);
+  EXPECT_NE(status.message.find("block of 5"), std::string::npos) << status.message;
+  e.block = 256;
+  e.chunk_log2 = 30;
+  EXPECT_EQ(queue.encode_workspace_bytes(e, &status), 0u);
+  EXPECT_NE(status.message.find("chunk of 2^30"), std::string::npos) << status.message;
+  dcDeviceDecode_t d{dcFloat32, 0, nullptr, 100, x.data(), 10, nullptr, nullptr};
+  EXPECT_EQ(queue.enqueue_decode(Stream{1}, d).code, dcInvalidArgument);
+  ASSERT_TRUE(queue.synchronize(Stream{1}, std::chrono::seconds(10)));
+  EXPECT_EQ(result[0], 7u);  // nothing ran
+}
+
+}  // namespace
+}  // namespace dc::device
