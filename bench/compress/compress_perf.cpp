@@ -2,28 +2,43 @@
 // generated distribution. One row per spec: every byte of the message counts (header, tables,
 // scales, chunk table, checksums); ratio = the buffer's float32 bytes / the message's bytes;
 // GB/s = float32 bytes in per second of this thread's CPU time, the median of the timed calls.
+// --engine picks the encoder: cpu (the codec), emulated (the GPU kernels run on the CPU: slow, for
+// checking bytes) or cuda (the GPU kernels on the device plugin's GPU, DEEPCOMM_DEVICE_PLUGIN or
+// libdeepcomm-cuda.so; wall time from enqueue to completion), and the same engine decodes. Every
+// engine writes the same message for the same input and spec: --output FILE keeps the first one
+// (fresh residual, seed 0); the cuda engine's decoded values are checked against the CPU's.
 //
 //   compress_perf --input grad.f32 --spec topk:0.001,q8,huffman --spec q8,ef [--json]
 //   compress_perf --generate laplace --count 4194304 --spec auto
+//   compress_perf --generate lognormal --count 67108864 --spec q8,huffman,ef,chunk:4096 --engine cuda
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <fstream>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "base/error.h"
+#include "bench/compress/device_codec.h"
 #include "compression/compression.h"
+#include "compression/gpu/emulated_decoder.h"
+#include "compression/gpu/emulated_encoder.h"
 
 namespace {
 
-using dc::compression::Spec;
+namespace c = dc::compression;
+using c::Spec;
+
+enum class Engine { cpu, emulated, cuda };
 
 struct Options {
-  std::string input, generate;
+  std::string input, generate, output;
+  Engine engine = Engine::cpu;
   uint64_t count = 1 << 22, seed = 1;
   std::vector<std::string> specs;
   bool json = false;
@@ -35,7 +50,8 @@ struct Options {
   std::fprintf(stderr,
                "compress_perf: %s\n"
                "usage: compress_perf (--input FILE | --generate normal|laplace|lognormal [--count N] [--seed S])\n"
-               "                     --spec SPEC [--spec SPEC ...] [--iters N] [--isa best|baseline|avx2] [--json]\n",
+               "                     --spec SPEC [--spec SPEC ...] [--iters N] [--isa best|baseline|avx2] [--json]\n"
+               "                     [--engine cpu|emulated|cuda] [--output FILE (one --spec)]\n",
                why.c_str());
   std::exit(2);
 }
@@ -62,7 +78,14 @@ Options parse_options(int argc, char** argv) {
     else if (a == "--spec") o.specs.push_back(value());
     else if (a == "--iters") o.iterations = int(number());
     else if (a == "--json") o.json = true;
-    else if (a == "--isa") {
+    else if (a == "--output") o.output = value();
+    else if (a == "--engine") {
+      const std::string v = value();
+      if (v == "cpu") o.engine = Engine::cpu;
+      else if (v == "emulated") o.engine = Engine::emulated;
+      else if (v == "cuda") o.engine = Engine::cuda;
+      else usage("unknown --engine " + v);
+    } else if (a == "--isa") {
       const std::string v = value();
       if (v == "best") o.isa = dc::compression::Isa::best;
       else if (v == "baseline") o.isa = dc::compression::Isa::baseline;
@@ -74,6 +97,7 @@ Options parse_options(int argc, char** argv) {
   }
   if (o.input.empty() == o.generate.empty()) usage("give one of --input and --generate");
   if (o.specs.empty()) usage("give at least one --spec");
+  if (!o.output.empty() && o.specs.size() != 1) usage("--output takes the message of one --spec");
   return o;
 }
 
@@ -131,35 +155,88 @@ struct Row {
   double ratio = 0, bits_per_kept = 0, encode_gbps = 0, decode_gbps = 0;
 };
 
-Row measure(const std::string& text, const std::vector<float>& x, const Options& o) {
-  namespace c = dc::compression;
-  const Spec spec = c::parse_spec(text);
+// The message of the first encode (fresh residual, seed 0) and the median seconds of an encode
+// and of a decode (added into a buffer; on the device, written over one, to check its values).
+struct Timed {
+  c::EncodeResult first;
+  std::vector<uint8_t> message;
+  double encode_seconds = 0, decode_seconds = 0;
+};
+
+template <class F>
+double median_of_calls(int iterations, F&& call) {
+  std::vector<double> times;
+  while (times.size() < 3 || (iterations > 0 && int(times.size()) < iterations)) times.push_back(call());
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+Timed run_on_host(const Spec& spec, const std::vector<float>& x, const Options& o) {
   const uint64_t n = x.size();
   std::vector<uint8_t> msg(c::max_message_bytes(spec, n));
   c::Encoder encoder(o.isa);
-  // The reported message is the first call's (fresh residual), as a training step would see it.
-  c::Residual residual(n);
-  c::Residual* r = spec.error_feedback ? &residual : nullptr;
-  c::EncodeResult first = encoder.encode(spec, dcFloat32, x.data(), n, r, 0, msg);
-  std::vector<uint8_t> message(msg.begin(), msg.begin() + first.bytes);
+  std::vector<float> residual(spec.error_feedback ? n : 0, 0.0f);
+  const std::span<float> r = spec.error_feedback ? std::span<float>(residual) : std::span<float>();
+  const bool emulated = o.engine == Engine::emulated;
+  auto encode = [&](uint64_t seed) {
+    if (emulated) return c::gpu::encode_emulated(spec, dcFloat32, x.data(), n, r, seed, msg);
+    return encoder.encode(spec, dcFloat32, x.data(), n, r, seed, msg);
+  };
+  Timed t;
+  t.first = encode(0);
+  t.message.assign(msg.begin(), msg.begin() + t.first.bytes);
   uint64_t seed = 1;
-  const double enc =
-      median_seconds(o.iterations, [&] { encoder.encode(spec, dcFloat32, x.data(), n, r, seed++, msg); });
+  t.encode_seconds = median_seconds(o.iterations, [&] { encode(seed++); });
   std::vector<float> sum(n, 0.0f);
-  const double dec = median_seconds(o.iterations, [&] {
-    c::decode_accumulate(message, {dcFloat32, sum.data(), n}, o.isa);
+  const c::Target target{dcFloat32, sum.data(), n};
+  t.decode_seconds = median_seconds(o.iterations, [&] {
+    if (emulated) c::gpu::decode_accumulate_emulated(t.message, target);
+    else c::decode_accumulate(t.message, target, o.isa);
   });
+  return t;
+}
+
+Timed run_on_device(const Spec& spec, const std::vector<float>& x, const Options& o) {
+  const char* plugin = std::getenv("DEEPCOMM_DEVICE_PLUGIN");
+  dc::bench::DeviceCodec device(plugin && *plugin ? plugin : "libdeepcomm-cuda.so", spec, x);
+  Timed t;
+  const dc::bench::DeviceCodec::Call first = device.encode(0);
+  t.first.bytes = first.bytes;
+  t.first.nonfinite = first.nonfinite;
+  t.first.sent = x.size();
+  t.first.applied = spec;
+  t.message = device.message(first.bytes);
+  uint64_t seed = 1;
+  t.encode_seconds = median_of_calls(o.iterations, [&] { return device.encode(seed++).seconds; });
+  t.decode_seconds = median_of_calls(o.iterations, [&] { return device.decode(t.message); });
+  std::vector<float> want(x.size(), 0.0f);
+  c::decode_accumulate(t.message, {dcFloat32, want.data(), want.size(), true});
+  const std::vector<float> got = device.decoded();
+  if (std::memcmp(got.data(), want.data(), 4 * want.size()) != 0)
+    dc::fail(dcInternalError, "the GPU decoder's values differ from the CPU decoder's");
+  return t;
+}
+
+Row measure(const std::string& text, const std::vector<float>& x, const Options& o) {
+  const Spec spec = c::parse_spec(text);
+  const uint64_t n = x.size();
+  const Timed t = o.engine == Engine::cuda ? run_on_device(spec, x, o) : run_on_host(spec, x, o);
+  if (!o.output.empty()) {
+    std::ofstream f(o.output, std::ios::binary);
+    f.write(reinterpret_cast<const char*>(t.message.data()), std::streamsize(t.message.size()));
+    if (!f) dc::fail(dcSystemError, "cannot write " + o.output);
+  }
   Row row;
   row.spec = text;
-  row.applied = first.applied.to_string();
-  row.reason = first.reason;
+  row.applied = t.first.applied.to_string();
+  row.reason = t.first.reason;
   row.bytes_in = 4 * n;
-  row.bytes_out = first.bytes;
-  row.kept = first.sent;
+  row.bytes_out = t.first.bytes;
+  row.kept = t.first.sent;
   row.ratio = double(row.bytes_in) / double(row.bytes_out);
   row.bits_per_kept = row.kept ? 8.0 * double(row.bytes_out) / double(row.kept) : 0.0;
-  row.encode_gbps = double(row.bytes_in) / enc / 1e9;
-  row.decode_gbps = double(row.bytes_in) / dec / 1e9;
+  row.encode_gbps = double(row.bytes_in) / t.encode_seconds / 1e9;
+  row.decode_gbps = double(row.bytes_in) / t.decode_seconds / 1e9;
   return row;
 }
 

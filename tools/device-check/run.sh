@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The device check (docs/gpu.md): on a machine with a GPU, from the folder bundle.sh made, runs the
-# GPU tests of the CUDA plugin and of the stream bridge and writes every output, and a summary,
-# into one folder. Without a GPU it still runs: the GPU tests skip and say why.
+# GPU tests of the CUDA plugin and of the stream bridge, and the GPU encoder against the CPU codec
+# (compress_perf), and writes every output, and a summary, into one folder. Without a GPU it still runs: the GPU tests skip and say why.
 #
 #   tools/device-check/run.sh [BUNDLE_DIR]     (default device-bundle; results in $OUT, else
 #                                               device-check-results)
@@ -41,4 +41,28 @@ else
   echo "memcheck: compute-sanitizer not found on this machine" >>"$summary"
 fi
 grep -hE '^all-reduce |released after' "$out"/gpu_bridge_test.txt >>"$summary" 2>/dev/null
+
+# The GPU encoder (compression/gpu): on a 256 MiB float32 gradient (COMPRESS_COUNT elements), the
+# message the CUDA kernels write must be the CPU codec's, byte for byte; the cuda rows' enc_GB/s is
+# the kernels' speed.
+count=${COMPRESS_COUNT:-67108864}
+messages=$(mktemp -d)
+index=0
+for spec in q8 q8,huffman,ef,chunk:4096 q8:stochastic,huffman,ef,chunk:4096; do
+  index=$((index + 1))
+  for engine in cpu cuda; do
+    check "compress_${engine}_$index" 240 "$bundle/bin/compress_perf" --generate lognormal --count "$count" \
+      --spec "$spec" --iters 3 --engine "$engine" --output "$messages/$engine.msg"
+    grep -A1 '^spec' "$out/compress_${engine}_$index.txt" | tail -1 | sed "s/^/$engine: /" >>"$summary"
+  done
+  if [[ ! -f "$messages/cuda.msg" ]]; then
+    echo "compress $spec: no GPU message: $(tail -1 "$out/compress_cuda_$index.txt")" >>"$summary"
+  elif cmp -s "$messages/cpu.msg" "$messages/cuda.msg"; then
+    echo "compress $spec: the GPU message is the CPU's, byte for byte" >>"$summary"
+  else
+    echo "compress $spec: the GPU message DIFFERS from the CPU's" >>"$summary"
+  fi
+  rm -f "$messages"/*.msg
+done
+rmdir "$messages"
 cat "$summary"

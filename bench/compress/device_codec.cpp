@@ -1,0 +1,135 @@
+#include "bench/compress/device_codec.h"
+
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+
+#include "base/error.h"
+#include "compression/gpu/decode_fault.h"
+
+namespace dc::bench {
+namespace {
+
+void check(const Status& status) {
+  if (!status.ok()) fail(status.code, status.message);
+}
+
+}  // namespace
+
+DeviceCodec::DeviceCodec(const std::string& library, const compression::Spec& spec, const std::vector<float>& x)
+    : plugin_(device::load_device_plugin(library)),
+      queue_(std::make_unique<device::PluginStreamQueue>(plugin_)),
+      wake_fd_(eventfd(0, EFD_CLOEXEC)) {
+  if (wake_fd_ < 0) fail(dcSystemError, "compress_perf: eventfd failed");
+  if (spec.selection != compression::Selection::dense || !spec.q8)
+    fail(dcInvalidArgument, "compress_perf: the GPU encoder takes dense q8 specs, not '" + spec.to_string() + "'");
+  const uint64_t n = x.size();
+  void* input = device_alloc(4 * n);
+  float* residual = spec.error_feedback ? static_cast<float*>(device_alloc(4 * n)) : nullptr;
+  descriptor_ = {dcFloat32,
+                 spec.rounding == compression::Rounding::stochastic ? 1u : 0u,
+                 spec.block,
+                 spec.chunk_log2,
+                 spec.huffman ? 1u : 0u,
+                 spec.beta,
+                 input,
+                 residual,
+                 n,
+                 0,
+                 static_cast<uint8_t*>(device_alloc(compression::max_message_bytes(spec, n))),
+                 nullptr,
+                 nullptr};
+  // Pinned: the doorbell word, the decode's error words, the encode's result words.
+  doorbell_ = static_cast<uint64_t*>(queue_->alloc_pinned(5 * sizeof(uint64_t)));
+  if (!doorbell_) fail(dcSystemError, "compress_perf: no pinned memory");
+  std::memset(doorbell_, 0, 5 * sizeof(uint64_t));
+  descriptor_.result = reinterpret_cast<uint32_t*>(doorbell_ + 4);
+  Status status;
+  descriptor_.workspace = device_alloc(queue_->encode_workspace_bytes(descriptor_, &status));
+  check(status);
+  decode_ = {dcFloat32, 1, nullptr, 0, device_alloc(4 * n), n, nullptr, doorbell_ + 1};
+  decode_.workspace = device_alloc(queue_->decode_workspace_bytes(decode_, &status));
+  check(status);
+  check(queue_->enqueue_copy(stream_, input, x.data(), 4 * n));
+  if (residual) {
+    const std::vector<float> zeros(n, 0.0f);
+    check(queue_->enqueue_copy(stream_, residual, zeros.data(), 4 * n));
+    synchronize();  // zeros is about to go
+  }
+  synchronize();
+}
+
+DeviceCodec::~DeviceCodec() {
+  for (void* p : device_memory_) queue_->free_device(p);
+  if (doorbell_) queue_->free_pinned(doorbell_);
+  if (wake_fd_ >= 0) close(wake_fd_);
+}
+
+void* DeviceCodec::device_alloc(size_t bytes) {
+  Status status;
+  void* p = queue_->alloc_device(bytes, &status);
+  check(status);
+  device_memory_.push_back(p);
+  return p;
+}
+
+// Rings the doorbell behind what the stream holds and waits for it (at most a minute).
+void DeviceCodec::synchronize() {
+  check(queue_->enqueue_doorbell(stream_, doorbell_, ++rings_, wake_fd_));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+  while (__atomic_load_n(doorbell_, __ATOMIC_ACQUIRE) < rings_) {
+    if (std::chrono::steady_clock::now() > deadline) fail(dcSystemError, "compress_perf: the device stream hangs");
+    pollfd fd{wake_fd_, POLLIN, 0};
+    if (::poll(&fd, 1, 100) == 1) {
+      uint64_t count = 0;
+      [[maybe_unused]] ssize_t n = read(wake_fd_, &count, sizeof count);
+    }
+  }
+}
+
+DeviceCodec::Call DeviceCodec::encode(uint64_t seed) {
+  descriptor_.seed = seed;
+  const auto start = std::chrono::steady_clock::now();
+  check(queue_->enqueue_encode(stream_, descriptor_));
+  synchronize();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (descriptor_.result[0] == 0) fail(dcInternalError, "compress_perf: the device encode failed");
+  return {descriptor_.result[0], descriptor_.result[1] != 0, seconds};
+}
+
+std::vector<uint8_t> DeviceCodec::message(uint64_t bytes) {
+  std::vector<uint8_t> out(bytes);
+  check(queue_->enqueue_copy(stream_, out.data(), descriptor_.message, bytes));
+  synchronize();
+  return out;
+}
+
+double DeviceCodec::decode(const std::vector<uint8_t>& message) {
+  if (message != uploaded_) {
+    if (message.size() > uploaded_.size()) decode_.message = static_cast<uint8_t*>(device_alloc(message.size()));
+    check(queue_->enqueue_copy(stream_, const_cast<uint8_t*>(decode_.message), message.data(), message.size()));
+    synchronize();
+    uploaded_ = message;
+  }
+  decode_.message_bytes = message.size();
+  const auto start = std::chrono::steady_clock::now();
+  check(queue_->enqueue_decode(stream_, decode_));
+  synchronize();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const compression::gpu::DecodeError error = compression::gpu::unpack_decode_error(decode_.error);
+  if (error.fault != compression::gpu::DecodeFault::none)
+    fail(dcInvalidArgument, compression::decode_error_message(error));
+  return seconds;
+}
+
+std::vector<float> DeviceCodec::decoded() {
+  std::vector<float> out(decode_.count);
+  check(queue_->enqueue_copy(stream_, out.data(), decode_.dst, 4 * out.size()));
+  synchronize();
+  return out;
+}
+
+}  // namespace dc::bench
