@@ -53,7 +53,8 @@ HuffmanTable HuffmanTable::build(const uint32_t* counts, unsigned alphabet) {
 
 void HuffmanTable::finish() {
   decode_.assign(kind() == Kind::empty ? 0 : gpu::kDecodeEntries, 0);
-  gpu::canonical_codes(code_, alphabet_, codes_.data(), decode_.empty() ? nullptr : decode_.data());
+  gpu::CanonicalScratch scratch;
+  gpu::canonical_codes(code_, alphabet_, codes_.data(), decode_.empty() ? nullptr : decode_.data(), scratch);
 }
 
 size_t HuffmanTable::write(uint8_t* out) const { return gpu::write_code(code_, alphabet_, out); }

@@ -57,6 +57,7 @@ struct DenseDecodeState {
   MessageLayout layout;
   CodeLengths code;                      // the table being read
   uint32_t codes[wire::kValueAlphabet];  // the value code's encoding side (canonical_codes writes both)
+  CanonicalScratch canonical;
   uint16_t decode[kDecodeEntries];       // the value code's decoding table
 };
 
@@ -167,7 +168,7 @@ DC_HOST_DEVICE inline DecodeError parse_header(const DenseDecodeArgs& a, DenseDe
     const DecodeError e = read_table(wire::kValueAlphabet);
     if (e.fault != F::none) return e;
     value_code = s.code.kind;
-    canonical_codes(s.code, wire::kValueAlphabet, s.codes, s.decode);
+    canonical_codes(s.code, wire::kValueAlphabet, s.codes, s.decode, s.canonical);
   }
   if (huffman && sparse) {
     const DecodeError e = read_table(wire::kGapAlphabet);

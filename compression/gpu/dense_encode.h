@@ -39,6 +39,7 @@ struct DenseEncodeState {
   uint32_t counts[wire::kValueAlphabet];  // the message's histogram of symbols
   CodeLengths code;
   uint32_t codes[wire::kValueAlphabet];  // bit-reversed code | length << 16
+  CanonicalScratch canonical;
   uint8_t table[kMaxStoredTableBytes + 8];
 };
 
@@ -149,7 +150,7 @@ DC_HOST_DEVICE inline void build_table(const kernels::ThreadCoords& t, const Den
     for (unsigned s = 0; s < wire::kValueAlphabet; ++s)
       st.counts[s] += a.histograms[size_t(c) * wire::kValueAlphabet + s];
   build_code(st.counts, wire::kValueAlphabet, *a.merge, st.code);
-  canonical_codes(st.code, wire::kValueAlphabet, st.codes, nullptr);
+  canonical_codes(st.code, wire::kValueAlphabet, st.codes, nullptr, st.canonical);
   st.table_bytes = uint32_t(write_code(st.code, wire::kValueAlphabet, st.table));
 }
 

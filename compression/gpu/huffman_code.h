@@ -153,29 +153,39 @@ DC_HOST_DEVICE inline uint32_t reverse_bits(uint32_t code, unsigned length) {
   return r;
 }
 
+// canonical_codes' working memory: per length, the count of its codes and its first code.
+struct CanonicalScratch {
+  uint32_t count[wire::kMaxCodeLength + 1];
+  uint32_t next[wire::kMaxCodeLength + 2];
+};
+
 // Per symbol: the bit-reversed canonical code (by length, then symbol) | length << 16, 0 for an
 // unused symbol; decode (kDecodeEntries entries, or null): the code's length | its symbol << 8 at
-// every index whose low bits are the code. A single-symbol table takes 0 bits per use.
+// every index whose low bits are the code. A single-symbol table takes 0 bits per use. The scratch
+// is the caller's (a GPU thread's local array would take a stack frame).
 DC_HOST_DEVICE inline void canonical_codes(const CodeLengths& code, unsigned alphabet, uint32_t* codes,
-                                           uint16_t* decode) {
+                                           uint16_t* decode, CanonicalScratch& scratch) {
   for (unsigned sym = 0; sym < alphabet; ++sym) codes[sym] = 0;
   if (code.kind == CodeKind::single && decode)
     for (uint32_t k = 0; k < kDecodeEntries; ++k) decode[k] = uint16_t(code.single << 8);
   if (code.kind != CodeKind::coded) return;
-  if (decode)
-    for (uint32_t k = 0; k < kDecodeEntries; ++k) decode[k] = 0;
-  // Codes in order of (length, symbol); the first code of a length is one past the last code of
-  // the length before, shifted left. A pass per length keeps no per-length array (a GPU thread's
-  // array would live in local memory).
-  uint32_t next = 0;
-  for (unsigned l = 1; l <= wire::kMaxCodeLength; ++l, next <<= 1) {
-    for (unsigned sym = 0; sym < alphabet; ++sym) {
-      if (code.lengths[sym] != l) continue;
-      const uint32_t c = reverse_bits(next++, l);
-      codes[sym] = c | (l << 16);
-      if (decode)
-        for (uint32_t k = c; k < kDecodeEntries; k += uint32_t(1) << l) decode[k] = uint16_t(l | (sym << 8));
-    }
+  constexpr unsigned kMax = wire::kMaxCodeLength;
+  uint32_t* count = scratch.count;
+  uint32_t* next = scratch.next;
+  for (unsigned l = 0; l <= kMax; ++l) count[l] = 0;
+  for (unsigned sym = 0; sym < alphabet; ++sym) count[code.lengths[sym]]++;
+  count[0] = 0;
+  next[0] = next[1] = 0;
+  for (unsigned l = 1; l <= kMax; ++l) next[l + 1] = (next[l] + count[l]) << 1;
+  // Every decode entry is written below: the code is complete (read_code checks it, package-merge
+  // makes one), so each index's low bits are exactly one code.
+  for (unsigned sym = 0; sym < alphabet; ++sym) {
+    const unsigned l = code.lengths[sym];
+    if (l == 0) continue;
+    const uint32_t c = reverse_bits(next[l]++, l);
+    codes[sym] = c | (l << 16);
+    if (decode)
+      for (uint32_t k = c; k < kDecodeEntries; k += uint32_t(1) << l) decode[k] = uint16_t(l | (sym << 8));
   }
 }
 
