@@ -99,6 +99,13 @@ const compression::Spec* configured_spec(const dcComm* comm, const OpArgs& args)
   return &*config.compress;
 }
 
+namespace {
+thread_local const void* t_residual_key = nullptr;  // ResidualKeyScope's buffer
+}  // namespace
+
+ResidualKeyScope::ResidualKeyScope(const void* buffer) : outer_(t_residual_key) { t_residual_key = buffer; }
+ResidualKeyScope::~ResidualKeyScope() { t_residual_key = outer_; }
+
 OpArgs with_configured_compression(dcComm* comm, OpArgs args) {
   const compression::Spec* spec = configured_spec(comm, args);
   if (!spec) return args;
@@ -110,7 +117,8 @@ OpArgs with_configured_compression(dcComm* comm, OpArgs args) {
     ExecComm& exec = comm->exec;
     if (!exec.residual_store) exec.residual_store = std::make_unique<ResidualStore>(config.compress_ef_bytes);
     if (auto generation = config::text(settings::kCompressReset)) exec.residual_store->reset_on_change(*generation);
-    call->residual = exec.residual_store->find_or_create(args.sendbuf, args.count, args.datatype);
+    const void* key = t_residual_key ? t_residual_key : args.sendbuf;
+    call->residual = exec.residual_store->find_or_create(key, args.count, args.datatype);
   }
   args.compressed = std::move(call);
   return args;

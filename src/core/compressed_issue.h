@@ -35,4 +35,18 @@ const compression::Spec* configured_spec(const dcComm* comm, const OpArgs& args)
 // residual of its buffer from the communicator's store. Anything else is unchanged.
 OpArgs with_configured_compression(dcComm* comm, OpArgs args);
 
+// While one lives on a thread, the all-reduces that thread issues key their residual by `buffer`
+// instead of their send buffer: the stream bridge issues them on pinned copies of the user's device
+// buffer, and the pinned blocks are shared by every call of their size.
+class ResidualKeyScope {
+ public:
+  explicit ResidualKeyScope(const void* buffer);
+  ~ResidualKeyScope();
+  ResidualKeyScope(const ResidualKeyScope&) = delete;
+  ResidualKeyScope& operator=(const ResidualKeyScope&) = delete;
+
+ private:
+  const void* outer_;
+};
+
 }  // namespace dc

@@ -13,6 +13,7 @@
 
 #include "base/log.h"
 #include "kernels/reduce.h"
+#include "src/core/compressed_issue.h"
 
 namespace dc {
 
@@ -464,6 +465,7 @@ void StreamBridge::run_rung(std::unique_lock<std::mutex>& lock) {
 Status StreamBridge::run(const std::vector<Part>& parts, uint8_t* block) {
   if (parts.size() == 1) {
     const Part& p = parts.front();
+    const ResidualKeyScope key(p.send);  // DEEPCOMM_COMPRESS's error feedback: the user's buffer
     const dcResult_t result = p.run(block + p.in_at, block + p.out_at);
     return result == dcSuccess ? Status::success() : Status::failure(result, dcGetLastError());
   }
@@ -472,7 +474,10 @@ Status StreamBridge::run(const std::vector<Part>& parts, uint8_t* block) {
     if (result != dcSuccess && first.ok()) first = Status::failure(result, dcGetLastError());
   };
   note(dcGroupStart());
-  for (const Part& p : parts) note(p.run(block + p.in_at, block + p.out_at));
+  for (const Part& p : parts) {
+    const ResidualKeyScope key(p.send);
+    note(p.run(block + p.in_at, block + p.out_at));
+  }
   note(dcGroupEnd());
   return first;
 }

@@ -7,13 +7,14 @@
 // releases the stream and shows as an asynchronous error; a group of device calls runs together
 // and joins its streams; host and device buffers mixed in a call, or in a group of one
 // communicator, are refused with ncclInvalidUsage; a call captured into a graph runs on each
-// replay and not at capture.
+// replay and not at capture; DEEPCOMM_COMPRESS's error feedback follows the user's device buffer.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -350,6 +351,50 @@ TEST(NcclDeviceBridge, MixedBuffersAreRefusedAndACapturedCallReplays) {
                   return failures;
                 }),
       "");
+}
+
+// DEEPCOMM_COMPRESS with error feedback keeps a residual per buffer. The bridge runs a device
+// all-reduce on pinned copies shared by every call of its size, so the residual must follow the
+// user's device buffer: two device buffers, all-reduced in turn, give the bits of the same calls on
+// two host buffers (with the residual keyed by the pinned copy, the second buffer's first call
+// took the first one's residual).
+TEST(NcclDeviceBridge, ErrorFeedbackFollowsTheUsersDeviceBuffer) {
+  const auto body = [](int rank, int, ncclComm_t comm) {
+    Emulated device;
+    if (!device.load()) return complain(rank, std::string("test plugin: ") + dlerror());
+    const size_t count = 30011;
+    const size_t bytes = count * sizeof(float);
+    const auto stream = reinterpret_cast<cudaStream_t>(uintptr_t{0x73});
+    std::vector<std::vector<float>> host(2, std::vector<float>(count));
+    for (size_t b = 0; b < 2; ++b)
+      for (size_t i = 0; i < count; ++i)
+        host[b][i] = std::sin(0.37f * float(i) + float(b) + 0.5f * float(rank)) * (1.0f + float(i % 13));
+    void* dev[2] = {nullptr, nullptr};
+    void* out = nullptr;
+    for (void** p : {&dev[0], &dev[1], &out})
+      if (ncclMemAlloc(p, bytes) != ncclSuccess) return complain(rank, ncclGetLastError(comm));
+    for (size_t b = 0; b < 2; ++b) std::memcpy(dev[b], host[b].data(), bytes);
+    int failures = 0;
+    std::vector<float> want(count);
+    for (int round = 0; round < 2; ++round)
+      for (size_t b = 0; b < 2; ++b) {
+        if (ncclAllReduce(host[b].data(), want.data(), count, ncclFloat, ncclSum, comm, nullptr) != ncclSuccess ||
+            ncclAllReduce(dev[b], out, count, ncclFloat, ncclSum, comm, stream) != ncclSuccess ||
+            wait_for_stream(device, stream, comm, 30000) != ncclSuccess)
+          return complain(rank, ncclGetLastError(comm));
+        if (std::memcmp(out, want.data(), bytes) != 0)
+          failures += complain(rank, "round " + std::to_string(round) + ", buffer " + std::to_string(b) +
+                                         ": the device all-reduce differs from the host one");
+      }
+    for (void* p : {dev[0], dev[1], out}) ncclMemFree(p);
+    return failures;
+  };
+  EXPECT_EQ(dctest::run_nccl_ranks(2,
+                                   {{"DEEPCOMM_DEVICE_PLUGIN", TEST_STREAM_PLUGIN},
+                                    {"DEEPCOMM_COMPRESS", "q8,ef"},
+                                    {"DEEPCOMM_COMPRESS_MIN_BYTES", "0"}},
+                                   body),
+            "");
 }
 
 TEST(NcclDeviceBridge, AKilledPeerReleasesTheStreamWithAnAsyncError) {
