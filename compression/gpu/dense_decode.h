@@ -58,7 +58,7 @@ struct DenseDecodeState {
   CodeLengths code;                      // the table being read
   uint32_t codes[wire::kValueAlphabet];  // the value code's encoding side (canonical_codes writes both)
   CanonicalScratch canonical;
-  uint16_t decode[kDecodeEntries];       // the value code's decoding table
+  uint16_t decode[kDecodeEntries];  // the value code's decoding table
 };
 
 struct DenseDecodeArgs {
