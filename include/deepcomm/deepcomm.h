@@ -9,6 +9,10 @@
  * completed; inside dcGroupStart/dcGroupEnd the calls complete at the outermost dcGroupEnd. A call
  * given a non-NULL request pointer starts the operation and returns at once; dcTest/dcWait then
  * complete it. All errors are returned as dcResult_t; dcGetLastError() gives the message.
+ *
+ * Buffers are host memory: these calls take no stream, and the engine's threads read and write
+ * them. Device buffers go through the NCCL ABI (libnccl.so.2), which serves them on the caller's
+ * stream, DEEPCOMM_COMPRESS included.
  */
 #ifndef DEEPCOMM_DEEPCOMM_H_
 #define DEEPCOMM_DEEPCOMM_H_
