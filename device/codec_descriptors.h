@@ -9,6 +9,8 @@
 #include "base/error.h"
 #include "compression/element.h"
 #include "compression/form/spec.h"
+#include "compression/gpu/dense_decode.h"
+#include "compression/gpu/dense_encode_layout.h"
 #include "device/plugin_abi.h"
 
 namespace dc::device {
@@ -49,6 +51,20 @@ inline compression::ElemType encode_elem_type_of(const dcDeviceEncode_t& e) {
 inline void check_decode_descriptor(const dcDeviceDecode_t& d) {
   if (d.message_bytes > 0 && !d.message) fail(dcInvalidArgument, "DeepComm device decode: null message");
   if (!d.error) fail(dcInvalidArgument, "DeepComm device decode: null error words");
+}
+
+// The workspace bytes each asks for (the same on the GPU and in the CPU's emulation). Throw as the
+// checks above.
+inline uint64_t encode_workspace_bytes_of(const dcDeviceEncode_t& e) {
+  return compression::gpu::layout_of(compression::gpu::dense_encode_args(encode_spec_of(e), encode_elem_type_of(e),
+                                                                         e.input, e.count, e.residual, e.seed, nullptr,
+                                                                         e.message))
+      .bytes;
+}
+
+inline uint64_t decode_workspace_bytes_of(const dcDeviceDecode_t& d) {
+  check_decode_descriptor(d);
+  return compression::gpu::dense_decode_workspace_bytes(d.count);
 }
 
 }  // namespace dc::device

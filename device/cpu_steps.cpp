@@ -7,6 +7,7 @@
 
 #include "compression/compression.h"
 #include "device/encoder_pool.h"
+#include "device/guarded.h"
 #include "kernels/reduce.h"
 
 namespace dc::device {
@@ -16,20 +17,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
-// Runs job, turning what it throws into a status.
-template <class Job>
-Status guarded(Job&& job) {
-  try {
-    return job();
-  } catch (const Error& e) {
-    return Status::failure(e.code(), e.what());
-  } catch (const std::bad_alloc&) {
-    return Status::failure(dcSystemError, "DeepComm: out of memory in a local step");
-  } catch (const std::exception& e) {
-    return Status::failure(dcInternalError, std::string("DeepComm: internal error in a local step: ") + e.what());
-  }
-}
 
 Status bad_datatype(dcDataType_t type) {
   return Status::failure(dcInvalidArgument, "DeepComm: local step with unknown datatype " + std::to_string(type));

@@ -5,32 +5,14 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
-#include <new>
 #include <span>
 
-#include "compression/gpu/dense_decode.h"
-#include "compression/gpu/dense_encode_layout.h"
 #include "compression/gpu/emulated_decoder.h"
 #include "compression/gpu/emulated_encoder.h"
 #include "device/codec_descriptors.h"
+#include "device/guarded.h"
 
 namespace dc::device {
-namespace {
-
-// What call throws, as a Status.
-template <class Call>
-Status status_of_call(Call&& call) {
-  try {
-    call();
-    return Status::success();
-  } catch (const Error& e) {
-    return Status::failure(e.code(), e.what());
-  } catch (const std::bad_alloc&) {
-    return Status::failure(dcSystemError, "DeepComm: out of memory in a device encode");
-  }
-}
-
-}  // namespace
 
 CpuStreamQueue::~CpuStreamQueue() {
   for (auto& [handle, lane] : lanes_) {
@@ -118,22 +100,23 @@ bool CpuStreamQueue::capturing(Stream stream) {
 
 uint64_t CpuStreamQueue::encode_workspace_bytes(const dcDeviceEncode_t& e, Status* status) {
   uint64_t bytes = 0;
-  *status = status_of_call([&] {
-    bytes = compression::gpu::layout_of(compression::gpu::dense_encode_args(encode_spec_of(e), encode_elem_type_of(e),
-                                                                            e.input, e.count, e.residual, e.seed,
-                                                                            nullptr, e.message))
-                .bytes;
+  *status = guarded([&] {
+    bytes = encode_workspace_bytes_of(e);
+    return Status::success();
   });
   return bytes;
 }
 
 Status CpuStreamQueue::enqueue_encode(Stream stream, const dcDeviceEncode_t& e) {
   compression::Spec spec;
-  const Status checked = status_of_call([&] { spec = encode_spec_of(e); });
+  const Status checked = guarded([&] {
+    spec = encode_spec_of(e);
+    return Status::success();
+  });
   if (!checked.ok()) return checked;
   return enqueue(stream, [spec, e] {
     // What a kernel cannot do either: throw. A failed encode (a bug, or no memory) reports 0 bytes.
-    const Status done = status_of_call([&] {
+    const Status done = guarded([&] {
       const size_t capacity = size_t(compression::max_message_bytes(spec, e.count));
       const compression::EncodeResult r =
           compression::gpu::encode_emulated(spec, static_cast<dcDataType_t>(e.datatype), e.input, e.count,
@@ -141,18 +124,26 @@ Status CpuStreamQueue::enqueue_encode(Stream stream, const dcDeviceEncode_t& e) 
                                             e.seed, std::span<uint8_t>(e.message, capacity));
       e.result[0] = uint32_t(r.bytes);
       e.result[1] = r.nonfinite ? 1 : 0;
+      return Status::success();
     });
     if (!done.ok()) e.result[0] = 0;
   });
 }
 
 uint64_t CpuStreamQueue::decode_workspace_bytes(const dcDeviceDecode_t& d, Status* status) {
-  *status = status_of_call([&] { check_decode_descriptor(d); });
-  return status->ok() ? compression::gpu::dense_decode_workspace_bytes(d.count) : 0;
+  uint64_t bytes = 0;
+  *status = guarded([&] {
+    bytes = decode_workspace_bytes_of(d);
+    return Status::success();
+  });
+  return bytes;
 }
 
 Status CpuStreamQueue::enqueue_decode(Stream stream, const dcDeviceDecode_t& d) {
-  const Status checked = status_of_call([&] { check_decode_descriptor(d); });
+  const Status checked = guarded([&] {
+    check_decode_descriptor(d);
+    return Status::success();
+  });
   if (!checked.ok()) return checked;
   return enqueue(stream, [d] {
     const compression::Target target{static_cast<dcDataType_t>(d.datatype), d.dst, d.count, d.overwrite != 0};

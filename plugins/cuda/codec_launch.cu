@@ -65,9 +65,7 @@ void load(size_t* count) {
 
 }  // namespace
 
-uint64_t encode_workspace_bytes(const dcDeviceEncode_t& encode) {
-  return gpu::layout_of(args_of(encode, nullptr)).bytes;
-}
+uint64_t encode_workspace_bytes(const dcDeviceEncode_t& encode) { return device::encode_workspace_bytes_of(encode); }
 
 void enqueue_encode(const dcDeviceEncode_t& e, cudaStream_t stream, unsigned max_blocks) {
   DenseEncodeArgs args = args_of(e, device_crc_tables());
@@ -92,10 +90,7 @@ void enqueue_encode(const dcDeviceEncode_t& e, cudaStream_t stream, unsigned max
   DC_CUDA_CHECK(cudaGetLastError());
 }
 
-uint64_t decode_workspace_bytes(const dcDeviceDecode_t& decode) {
-  device::check_decode_descriptor(decode);
-  return gpu::dense_decode_workspace_bytes(decode.count);
-}
+uint64_t decode_workspace_bytes(const dcDeviceDecode_t& decode) { return device::decode_workspace_bytes_of(decode); }
 
 void enqueue_decode(const dcDeviceDecode_t& d, cudaStream_t stream, unsigned max_blocks) {
   device::check_decode_descriptor(d);
