@@ -9,6 +9,7 @@
 
 #include "base/error.h"
 #include "compression/gpu/decode_fault.h"
+#include "compression/gpu/emulated_encoder.h"
 
 namespace dc::bench {
 namespace {
@@ -24,7 +25,7 @@ DeviceCodec::DeviceCodec(const std::string& library, const compression::Spec& sp
       queue_(std::make_unique<device::PluginStreamQueue>(plugin_)),
       wake_fd_(eventfd(0, EFD_CLOEXEC)) {
   if (wake_fd_ < 0) fail(dcSystemError, "compress_perf: eventfd failed");
-  if (spec.selection != compression::Selection::dense || !spec.q8)
+  if (!compression::gpu::device_encodes(spec))
     fail(dcInvalidArgument, "compress_perf: the GPU encoder takes dense q8 specs, not '" + spec.to_string() + "'");
   const uint64_t n = x.size();
   void* input = device_alloc(4 * n);
@@ -54,11 +55,8 @@ DeviceCodec::DeviceCodec(const std::string& library, const compression::Spec& sp
   decode_.workspace = device_alloc(queue_->decode_workspace_bytes(decode_, &status));
   check(status);
   check(queue_->enqueue_copy(stream_, input, x.data(), 4 * n));
-  if (residual) {
-    const std::vector<float> zeros(n, 0.0f);
-    check(queue_->enqueue_copy(stream_, residual, zeros.data(), 4 * n));
-    synchronize();  // zeros is about to go
-  }
+  const std::vector<float> zeros(residual ? n : 0, 0.0f);
+  if (residual) check(queue_->enqueue_copy(stream_, residual, zeros.data(), 4 * n));
   synchronize();
 }
 
@@ -107,14 +105,15 @@ std::vector<uint8_t> DeviceCodec::message(uint64_t bytes) {
   return out;
 }
 
-double DeviceCodec::decode(const std::vector<uint8_t>& message) {
-  if (message != uploaded_) {
-    if (message.size() > uploaded_.size()) decode_.message = static_cast<uint8_t*>(device_alloc(message.size()));
-    check(queue_->enqueue_copy(stream_, const_cast<uint8_t*>(decode_.message), message.data(), message.size()));
-    synchronize();
-    uploaded_ = message;
-  }
+void DeviceCodec::upload(const std::vector<uint8_t>& message) {
+  auto* copy = static_cast<uint8_t*>(device_alloc(message.size()));
+  check(queue_->enqueue_copy(stream_, copy, message.data(), message.size()));
+  synchronize();
+  decode_.message = copy;
   decode_.message_bytes = message.size();
+}
+
+double DeviceCodec::decode() {
   const auto start = std::chrono::steady_clock::now();
   check(queue_->enqueue_decode(stream_, decode_));
   synchronize();

@@ -32,9 +32,11 @@ class DeviceCodec {
   Call encode(uint64_t seed);
   // The last encode's message, copied from the device.
   std::vector<uint8_t> message(uint64_t bytes);
-  // Decodes `message` (copied to the device once per message) into a zeroed buffer of x's size:
-  // the seconds it took; throws dc::Error with the decoder's words when it refuses the message.
-  double decode(const std::vector<uint8_t>& message);
+  // Copies `message` to the device for decode().
+  void upload(const std::vector<uint8_t>& message);
+  // Decodes the uploaded message over a buffer of x's size: the seconds it took; throws dc::Error
+  // with the decoder's words when it refuses the message.
+  double decode();
   // The last decode's values, copied from the device.
   std::vector<float> decoded();
 
@@ -50,8 +52,7 @@ class DeviceCodec {
   std::vector<void*> device_memory_;
   dcDeviceEncode_t descriptor_{};
   dcDeviceDecode_t decode_{};
-  std::vector<uint8_t> uploaded_;  // the message now in decode_.message
-  uint64_t* doorbell_ = nullptr;   // pinned
+  uint64_t* doorbell_ = nullptr;  // pinned
   uint64_t rings_ = 0;
   int wake_fd_ = -1;
   const device::Stream stream_{1};
