@@ -170,7 +170,9 @@ TEST(Engine, DrivingAnIdleEngineDoesNotSpin) {
 }
 
 // A poll hook (UCX's worker) is polled while the driver polls, armed before it blocks, and told
-// when the driver lets go; the driver's handlers see it polling, the engine thread's do not.
+// when the driver lets go; the driver's handlers see it polling, the engine thread's do not. The
+// drives end on what they wait for, not on a short deadline: on a loaded machine the caller may
+// get the baton late, or the core only now and then.
 TEST(Engine, DriverPollsTheHooksAndArmsThemBeforeItBlocks) {
   std::atomic<int> polls{0}, arms{0}, settles{0};
   const uint64_t id = dc::poll_hooks::add({[&] {
@@ -179,22 +181,30 @@ TEST(Engine, DriverPollsTheHooksAndArmsThemBeforeItBlocks) {
                                            },
                                            [&] {
                                              ++arms;
+                                             engine().post([] {});  // wakes the driver once it blocks
                                              return true;
                                            },
                                            [&] { ++settles; }});
-  EXPECT_FALSE(engine().drive_until([] { return false; }, Clock::now() + 30ms));
+  EXPECT_TRUE(engine().drive_until([&] { return arms >= 1; }, Clock::now() + 10s))
+      << "the driver blocked without arming the hook";
   dc::poll_hooks::remove(id);
   EXPECT_GT(polls, 0);
-  EXPECT_GE(arms, 1) << "the driver blocked without arming the hook";
   EXPECT_EQ(settles, 1);
 }
 
+// A hook whose arm says it is busy is polled on and armed again, not slept through.
 TEST(Engine, BusyHookKeepsTheDriverPolling) {
   std::atomic<int> arms{0};
-  const uint64_t id = dc::poll_hooks::add({[] { return false; }, [&] { return ++arms > 3; }, [] {}});
-  EXPECT_FALSE(engine().drive_until([] { return false; }, Clock::now() + 30ms));
+  const uint64_t id = dc::poll_hooks::add({[] { return false; },
+                                           [&] {
+                                             if (++arms <= 3) return false;  // busy three times
+                                             engine().post([] {});           // wakes the driver
+                                             return true;
+                                           },
+                                           [] {}});
+  EXPECT_TRUE(engine().drive_until([&] { return arms >= 4; }, Clock::now() + 10s))
+      << "a hook that was busy was not armed again";
   dc::poll_hooks::remove(id);
-  EXPECT_GE(arms, 4) << "a hook that was busy was not armed again";
 }
 
 TEST(Engine, OnlyTheDriversHandlersSeeItPolling) {
