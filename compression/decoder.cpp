@@ -88,8 +88,6 @@ std::string decode_error_message(const gpu::DecodeError& e) {
     case DecodeFault::no_chunk: return prefix + "no chunk " + std::to_string(e.chunk);
     case DecodeFault::chunk_length: return chunk + ": wrong length";
     case DecodeFault::checksum: return chunk + ": checksum mismatch (corrupted)";
-    case DecodeFault::sparse_on_device:
-      return prefix + "sparse messages are not decoded on the device yet (the CPU decoder takes them)";
     case DecodeFault::unknown_kind: return chunk + ": unknown kind " + a;
     case DecodeFault::truncated_count: return chunk + ": truncated";
     case DecodeFault::kept_count: return chunk + ": " + a + " kept elements";

@@ -92,7 +92,7 @@ class ChunkDecoder {
 };
 
 // The message of the dc::Error(dcInvalidArgument) that refuses a message for `error`: this
-// decoder's, and the GPU decoder's (compression/gpu/dense_decode.h), so both say the same.
+// decoder's, and the GPU decoder's (compression/gpu/decode.h), so both say the same.
 std::string decode_error_message(const gpu::DecodeError& error);
 
 // Checks that dst fits a message of this header (type, data, count).

@@ -30,20 +30,8 @@ float accumulated_at(const AccumulatedView& in, uint64_t i) {
   return in.r ? x + in.r[i] : x;
 }
 
-uint64_t sample_position(uint64_t count, uint64_t samples, uint64_t j) {
-  const uint64_t stride = count / samples;
-  return j * stride + mix32(uint32_t(j)) % stride;
-}
-
 uint32_t TopKSelector::sampled_threshold(const AccumulatedView& in, uint64_t count, uint64_t k) {
-  // About 32 sampled elements above the k-th largest (k/count of the sample), within 256 ..
-  // count/16 samples. The threshold aims at 4k candidates, and at no fewer than the 32nd largest
-  // sample (a lower rank varies too much), so that a sample rarely leaves fewer than k: too many
-  // candidates cost little, the scan cuts them as they come.
-  const double fraction = double(k) / double(count);
-  const uint64_t want = uint64_t(std::ceil(32.0 / fraction));
-  const uint64_t samples = std::min(count, std::max<uint64_t>(256, std::min(want, count / 16)));
-  const uint64_t rank = std::max<uint64_t>(32, uint64_t(std::ceil(4.0 * fraction * double(samples))));
+  const auto [samples, rank] = sample_plan(count, k);
   if (rank >= samples) return 0;
   std::vector<uint32_t> bits(samples);
   for (uint64_t j = 0; j < samples; ++j) {

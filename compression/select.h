@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "compression/codec_isa.h"
+#include "compression/sample_plan.h"
 
 namespace dc::compression {
 
@@ -42,9 +43,5 @@ class TopKSelector {
 
 // a_i of `in`, one element at a time.
 float accumulated_at(const AccumulatedView& in, uint64_t i);
-
-// Positions of a deterministic sample of `samples` elements out of `count`: one per stride, at a
-// hashed offset inside it (a fixed stride could line up with a matrix's rows).
-uint64_t sample_position(uint64_t count, uint64_t samples, uint64_t j);
 
 }  // namespace dc::compression

@@ -118,12 +118,13 @@ Status CpuStreamQueue::enqueue_encode(Stream stream, const dcDeviceEncode_t& e) 
     // What a kernel cannot do either: throw. A failed encode (a bug, or no memory) reports 0 bytes.
     const Status done = guarded([&] {
       const size_t capacity = size_t(compression::max_message_bytes(spec, e.count));
-      const compression::EncodeResult r =
-          compression::gpu::encode_emulated(spec, static_cast<dcDataType_t>(e.datatype), e.input, e.count,
-                                            e.residual ? std::span<float>(e.residual, e.count) : std::span<float>(),
-                                            e.seed, std::span<uint8_t>(e.message, capacity));
+      const compression::EncodeResult r = compression::gpu::encode_emulated_keeping(
+          spec, encode_kept_of(e), static_cast<dcDataType_t>(e.datatype), e.input, e.count,
+          e.residual ? std::span<float>(e.residual, e.count) : std::span<float>(), e.seed,
+          std::span<uint8_t>(e.message, capacity));
       e.result[0] = uint32_t(r.bytes);
       e.result[1] = r.nonfinite ? 1 : 0;
+      e.result[2] = uint32_t(r.sent);
       return Status::success();
     });
     if (!done.ok()) e.result[0] = 0;

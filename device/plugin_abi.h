@@ -9,7 +9,8 @@
  * plugin may append members). Version 1 ran the element steps (copy, reduce, pre-multiply,
  * finalize of an average); version 2 adds the stream bridge's functions (stream_queue.h), which a
  * plugin without streams leaves NULL; version 3 graphs; version 4 the GPU encoder and decoder of
- * compressed messages (compression/gpu).
+ * compressed messages (compression/gpu); version 5 top-k selection in the encoder (the encode
+ * descriptor's last three members, a third result word).
  *
  * The contract is device_queue.h's, function by function:
  *  - create/destroy: any thread, once per queue; destroy only after every accepted step completed.
@@ -37,7 +38,7 @@
 extern "C" {
 #endif
 
-#define DEEPCOMM_DEVICE_PLUGIN_ABI_VERSION 4
+#define DEEPCOMM_DEVICE_PLUGIN_ABI_VERSION 5
 #define DEEPCOMM_DEVICE_PLUGIN_ENTRY "deepcommDevicePlugin"
 #define DEEPCOMM_DEVICE_PLUGIN_EXPORT __attribute__((visibility("default")))
 
@@ -64,14 +65,23 @@ typedef struct {
   uint8_t scalar[8]; /* Premultiply: the factor, in the datatype */
 } dcDeviceStep_t;
 
-/* A dense q8 encode (version 4). Every pointer is device (or managed) memory, but result, which may
- * also be pinned host memory. */
+/* dcDeviceEncode_t's selection: every element, or a top-k (version 5). */
+#define DEEPCOMM_DEVICE_SELECT_DENSE 0u
+#define DEEPCOMM_DEVICE_SELECT_TOPK_EXACT 1u
+#define DEEPCOMM_DEVICE_SELECT_TOPK_SAMPLED 2u
+/* dcDeviceEncode_t's values: 8-bit with a scale per block, or float32 as they are (top-k only). */
+#define DEEPCOMM_DEVICE_VALUES_Q8 0u
+#define DEEPCOMM_DEVICE_VALUES_FLOAT32 1u
+
+/* An encode (version 4: dense q8; version 5: top-k). Every pointer is device (or managed) memory,
+ * but result, which may also be pinned host memory. With the members after result zeroed it is a
+ * dense q8 encode, as in version 4. */
 typedef struct {
   int32_t datatype;    /* dcFloat32, dcFloat16 or dcBfloat16 */
-  uint32_t stochastic; /* 1: stochastic rounding, 0: to nearest */
-  uint32_t block;      /* elements per scale */
+  uint32_t stochastic; /* 1: stochastic rounding, 0: to nearest (q8) */
+  uint32_t block;      /* elements per scale (q8) */
   uint32_t chunk_log2; /* elements per chunk, as a power of two */
-  uint32_t huffman;    /* 1: Huffman-coded values */
+  uint32_t huffman;    /* 1: Huffman-coded values (and gaps) */
   float beta;          /* residual decay, with a residual */
   const void* input;
   float* residual; /* count floats, updated; NULL without error feedback */
@@ -79,11 +89,17 @@ typedef struct {
   uint64_t seed;    /* keys stochastic rounding */
   uint8_t* message; /* at least the worst-case message bytes (compression/form/message_form.h) */
   void* workspace;  /* encode_workspace_bytes of it, 256-byte aligned */
-  uint32_t* result; /* the stream writes { message bytes (0: it failed), 1 when an element was not finite } */
+  /* The stream writes { message bytes (0: it failed), 1 when an element was not finite, elements
+   * sent (version 5) }. */
+  uint32_t* result;
+  uint32_t selection; /* DEEPCOMM_DEVICE_SELECT_* */
+  uint32_t values;    /* DEEPCOMM_DEVICE_VALUES_* */
+  uint64_t kept;      /* top-k: the k, in [1, count] (compression/form/spec.h's kept_target) */
 } dcDeviceEncode_t;
 
-/* A decode-and-accumulate of a dense message (version 4): dst (+)= its values. Every pointer is
- * device (or managed) memory, but error, which may also be pinned host memory. */
+/* A decode-and-accumulate of a message (version 4: dense; version 5: every message): dst (+)= its
+ * values. Every pointer is device (or managed) memory, but error, which may also be pinned host
+ * memory. */
 typedef struct {
   int32_t datatype;       /* dst's: dcFloat32, dcFloat16 or dcBfloat16 */
   uint32_t overwrite;     /* 1: dst = the values, 0: dst += the values */

@@ -60,8 +60,8 @@ class StreamQueue {
   virtual Status retain_until_graph_destroyed(Stream stream, std::function<void()> release) = 0;
 
   // The GPU codec (compression/gpu), run when the stream reaches it (plugin_abi.h's descriptors say
-  // what each field is): a dense q8 encode of device memory, whose message has the CPU encoder's
-  // bytes; a decode-and-accumulate of a dense message into device memory, which adds the CPU
+  // what each field is): a dense q8 or top-k encode of device memory, whose message has the CPU
+  // encoder's bytes; a decode-and-accumulate of a message into device memory, which adds the CPU
   // decoder's values or writes the fault the CPU decoder reports. *_workspace_bytes: how much
   // workspace it needs (0 with *status set when the descriptor is refused). A refused descriptor
   // enqueues nothing.

@@ -10,6 +10,7 @@
 #include "base/error.h"
 #include "compression/gpu/decode_fault.h"
 #include "compression/gpu/emulated_encoder.h"
+#include "device/codec_descriptors.h"
 
 namespace dc::bench {
 namespace {
@@ -26,27 +27,20 @@ DeviceCodec::DeviceCodec(const std::string& library, const compression::Spec& sp
       wake_fd_(eventfd(0, EFD_CLOEXEC)) {
   if (wake_fd_ < 0) fail(dcSystemError, "compress_perf: eventfd failed");
   if (!compression::gpu::device_encodes(spec))
-    fail(dcInvalidArgument, "compress_perf: the GPU encoder takes dense q8 specs, not '" + spec.to_string() + "'");
+    fail(dcInvalidArgument,
+         "compress_perf: the GPU encoder takes dense q8 and top-k specs, not '" + spec.to_string() + "'");
   const uint64_t n = x.size();
+  descriptor_.datatype = dcFloat32;
+  device::describe_encode(spec, compression::kept_target(spec.fraction, n), descriptor_);
   void* input = device_alloc(4 * n);
-  float* residual = spec.error_feedback ? static_cast<float*>(device_alloc(4 * n)) : nullptr;
-  descriptor_ = {dcFloat32,
-                 spec.rounding == compression::Rounding::stochastic ? 1u : 0u,
-                 spec.block,
-                 spec.chunk_log2,
-                 spec.huffman ? 1u : 0u,
-                 spec.beta,
-                 input,
-                 residual,
-                 n,
-                 0,
-                 static_cast<uint8_t*>(device_alloc(compression::max_message_bytes(spec, n))),
-                 nullptr,
-                 nullptr};
+  descriptor_.input = input;
+  descriptor_.residual = spec.error_feedback ? static_cast<float*>(device_alloc(4 * n)) : nullptr;
+  descriptor_.count = n;
+  descriptor_.message = static_cast<uint8_t*>(device_alloc(compression::max_message_bytes(spec, n)));
   // Pinned: the doorbell word, the decode's error words, the encode's result words.
-  doorbell_ = static_cast<uint64_t*>(queue_->alloc_pinned(5 * sizeof(uint64_t)));
+  doorbell_ = static_cast<uint64_t*>(queue_->alloc_pinned(6 * sizeof(uint64_t)));
   if (!doorbell_) fail(dcSystemError, "compress_perf: no pinned memory");
-  std::memset(doorbell_, 0, 5 * sizeof(uint64_t));
+  std::memset(doorbell_, 0, 6 * sizeof(uint64_t));
   descriptor_.result = reinterpret_cast<uint32_t*>(doorbell_ + 4);
   Status status;
   descriptor_.workspace = device_alloc(queue_->encode_workspace_bytes(descriptor_, &status));
@@ -55,8 +49,8 @@ DeviceCodec::DeviceCodec(const std::string& library, const compression::Spec& sp
   decode_.workspace = device_alloc(queue_->decode_workspace_bytes(decode_, &status));
   check(status);
   check(queue_->enqueue_copy(stream_, input, x.data(), 4 * n));
-  const std::vector<float> zeros(residual ? n : 0, 0.0f);
-  if (residual) check(queue_->enqueue_copy(stream_, residual, zeros.data(), 4 * n));
+  const std::vector<float> zeros(descriptor_.residual ? n : 0, 0.0f);
+  if (descriptor_.residual) check(queue_->enqueue_copy(stream_, descriptor_.residual, zeros.data(), 4 * n));
   synchronize();
 }
 

@@ -1,5 +1,5 @@
 // Why a compressed message is refused, as plain data: what the CPU decoder (decoder.cpp) throws
-// and the GPU decoder's stages (dense_decode.h) record, so that decoder.h's decode_error_message
+// and the GPU decoder's stages (decode.h) record, so that decoder.h's decode_error_message
 // gives both the same words.
 #pragma once
 
@@ -33,10 +33,9 @@ enum class DecodeFault : uint8_t {
   target_type,   // a: the datatype
   target_count,  // a: the message's elements, b: the target's
   null_target,
-  no_chunk,          // chunk: past the last (ChunkDecoder)
-  chunk_length,      // chunk: given other than its bytes (ChunkDecoder)
-  checksum,          // chunk
-  sparse_on_device,  // the GPU decoder takes dense messages only, for now
+  no_chunk,      // chunk: past the last (ChunkDecoder)
+  chunk_length,  // chunk: given other than its bytes (ChunkDecoder)
+  checksum,      // chunk
   // A chunk's content (chunk), in the order the checks run, so that of the faults several threads
   // find in one chunk the lowest is the one the CPU decoder reports.
   unknown_kind,     // a: the kind byte

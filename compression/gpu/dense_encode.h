@@ -252,5 +252,21 @@ DC_HOST_DEVICE inline void write_header(const kernels::ThreadCoords& t, const De
   store_u32(msg + wire::kHeaderCrcOffset, crc32c(*a.crc, 0, msg, st.header_bytes));
 }
 
+// The stages of a dense encode in launch order, each with the items its grid covers: calls
+// stage.template operator()<Stage>(items). The CPU emulation and the CUDA plugin both launch it.
+template <class Launch>
+void for_each_dense_stage(const DenseEncodeArgs& a, Launch&& stage) {
+  stage.template operator()<quantize>(a.blocks);
+  if (a.huffman) {
+    stage.template operator()<histogram>(a.chunks);
+    stage.template operator()<build_table>(1);
+    stage.template operator()<encode_streams>(uint64_t(a.chunks) * wire::kMaxStreams);
+  }
+  stage.template operator()<size_chunks>(a.chunks);
+  stage.template operator()<place_chunks>(1);
+  stage.template operator()<write_chunks>(a.chunks);
+  stage.template operator()<write_header>(1);
+}
+
 }  // namespace
 }  // namespace dc::compression::gpu

@@ -1,4 +1,4 @@
-// The GPU decoder's kernels (dense_decode.h) run on the CPU through the kernel emulator: what the
+// The GPU decoder's kernels (decode.h) run on the CPU through the kernel emulator: what the
 // tests and the fuzz replay use to show that the device adds exactly the CPU decoder's values and
 // refuses the messages it refuses, with the same words. Slow by design; not a CPU codec.
 #pragma once
@@ -12,9 +12,8 @@
 namespace dc::compression::gpu {
 
 // The stages on the CPU: DecodeFault::none when dst got the message's values (the CPU decoder's
-// bits), else the fault the CPU decoder reports (decode_error_message gives its words). A message
-// with the sparse flag is refused once its header and checksums passed ("not decoded on the device
-// yet"): the CPU decoder takes it.
+// bits), else the fault the CPU decoder reports (decode_error_message gives its words), for dense
+// and sparse messages alike.
 DecodeError decode_emulated(std::span<const uint8_t> message, const Target& dst, kernels::GridShape grid = {4, 32},
                             kernels::EmulatorMode mode = kernels::EmulatorMode::Sequential);
 

@@ -63,6 +63,12 @@ struct TableError {
   int32_t detail = 0, detail2 = 0;
 };
 
+// canonical_codes' working memory: per length, the count of its codes and its first code.
+struct CanonicalScratch {
+  uint32_t count[wire::kMaxCodeLength + 1];
+  uint32_t next[wire::kMaxCodeLength + 2];
+};
+
 namespace {
 
 // Stable order of positions by weight (bottom-up merge sort: ties keep their order).
@@ -152,12 +158,6 @@ DC_HOST_DEVICE inline uint32_t reverse_bits(uint32_t code, unsigned length) {
   for (unsigned i = 0; i < length; ++i) r |= ((code >> i) & 1u) << (length - 1 - i);
   return r;
 }
-
-// canonical_codes' working memory: per length, the count of its codes and its first code.
-struct CanonicalScratch {
-  uint32_t count[wire::kMaxCodeLength + 1];
-  uint32_t next[wire::kMaxCodeLength + 2];
-};
 
 // Per symbol: the bit-reversed canonical code (by length, then symbol) | length << 16, 0 for an
 // unused symbol; decode (kDecodeEntries entries, or null): the code's length | its symbol << 8 at

@@ -16,22 +16,23 @@ namespace dc::cuda {
 // Workspace bytes an encode needs. Throws dc::Error(dcInvalidArgument) for a bad descriptor.
 uint64_t encode_workspace_bytes(const dcDeviceEncode_t& encode);
 
-// Enqueues the stages of a dense q8 encode (compression/gpu/dense_encode.h) on stream, then the
-// result words. Checks the descriptor first and throws dc::Error before anything is enqueued:
-// dcInvalidArgument for a datatype other than float32/float16/bfloat16, a block or chunk size the
-// wire format lacks, a null pointer; dcUnhandledCudaError when a launch fails.
+// Enqueues the stages of an encode (compression/gpu/dense_encode.h, or topk_select.h and
+// sparse_encode.h) on stream, then the result words. Checks the descriptor first and throws
+// dc::Error before anything is enqueued: dcInvalidArgument for a datatype other than
+// float32/float16/bfloat16, a block or chunk size the wire format lacks, a null pointer, a top-k's
+// k outside [1, count]; dcUnhandledCudaError when a launch fails.
 void enqueue_encode(const dcDeviceEncode_t& encode, cudaStream_t stream, unsigned max_blocks);
 
 // Workspace bytes a decode needs. Throws dc::Error(dcInvalidArgument) for a bad descriptor.
 uint64_t decode_workspace_bytes(const dcDeviceDecode_t& decode);
 
-// Enqueues the stages of a dense decode-and-accumulate (compression/gpu/dense_decode.h) on stream,
+// Enqueues the stages of a decode-and-accumulate (compression/gpu/decode.h) on stream,
 // then the error words. Throws dc::Error before anything is enqueued: dcInvalidArgument for a bad
 // descriptor, dcUnhandledCudaError when a launch fails. What is wrong with the message or the
 // target is the stream's to report, in the error words.
 void enqueue_decode(const dcDeviceDecode_t& decode, cudaStream_t stream, unsigned max_blocks);
 
-// Loads the codec's kernels into the current device's context; returns how many there are.
-size_t load_codec_kernels();
+// Loads every kernel of the codec into the current device's context.
+void load_codec_kernels();
 
 }  // namespace dc::cuda

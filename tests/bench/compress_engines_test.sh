@@ -7,7 +7,8 @@ set -eu
 perf=$1 plugin=$2 work=$3
 rm -rf "$work"
 mkdir -p "$work"
-for spec in q8 q8:stochastic,huffman,ef,chunk:4096 q8:64,huffman,ef:0.9; do
+for spec in q8 q8:stochastic,huffman,ef,chunk:4096 q8:64,huffman,ef:0.9 topk:0.001,q8,huffman,ef,chunk:4096 \
+  topk:0.01:sampled,ef; do
   for engine in cpu emulated cuda; do
     DEEPCOMM_DEVICE_PLUGIN=$plugin "$perf" --generate lognormal --count 300001 --spec "$spec" --iters 1 \
       --engine "$engine" --output "$work/$engine.msg" >"$work/$engine.txt"
@@ -17,10 +18,11 @@ for spec in q8 q8:stochastic,huffman,ef,chunk:4096 q8:64,huffman,ef:0.9; do
   done
   echo "$spec: $(wc -c <"$work/cpu.msg") bytes, the same on every engine"
 done
-# A spec the GPU encoder does not take is refused, not run on the CPU behind the user's back.
-if DEEPCOMM_DEVICE_PLUGIN=$plugin "$perf" --generate normal --count 1000 --spec topk:0.01,q8 --engine cuda \
+# A spec the GPU encoder does not take (auto chooses from statistics on the CPU) is refused, not
+# run on the CPU behind the user's back.
+if DEEPCOMM_DEVICE_PLUGIN=$plugin "$perf" --generate normal --count 1000 --spec auto --engine cuda \
   >"$work/refused.txt" 2>&1; then
-  echo "a sparse spec was accepted by the cuda engine"
+  echo "an auto spec was accepted by the cuda engine"
   exit 1
 fi
-grep -q "dense q8 specs" "$work/refused.txt" || { cat "$work/refused.txt"; exit 1; }
+grep -q "dense q8 and top-k specs" "$work/refused.txt" || { cat "$work/refused.txt"; exit 1; }

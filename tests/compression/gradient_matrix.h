@@ -4,6 +4,7 @@
 // block or chunk, 0 and 1 included.
 #pragma once
 
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -31,6 +32,7 @@ inline std::vector<GradientCase> gradient_matrix() {
     cases.push_back({"constant" + at, std::vector<float>(n, 0.375f)});
     std::vector<float> odd = make_values(Dist::normal, n, 13 + n);
     odd[3] = std::numeric_limits<float>::quiet_NaN();
+    odd[5] = std::bit_cast<float>(0xffa00001u);  // a negative NaN with a payload: sent as the canonical one
     odd[n / 2] = std::numeric_limits<float>::infinity();
     odd[n - 1] = -std::numeric_limits<float>::infinity();
     for (size_t i = 100; i < 400; ++i) odd[i] = std::numeric_limits<float>::denorm_min() * float(i);

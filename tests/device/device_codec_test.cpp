@@ -13,6 +13,7 @@
 
 #include "compression/compression.h"
 #include "compression/gpu/decode_fault.h"
+#include "device/codec_descriptors.h"
 #include "device/cpu_stream_queue.h"
 #include "device/plugin_stream_queue.h"
 
@@ -29,28 +30,41 @@ std::vector<float> gradient() {
   return x;
 }
 
+// A dense spec and a top-k one (about 200 of the 20000 kept, in chunks of 4096: sparse chunks).
+const char* const kSpecs[] = {"q8:stochastic,huffman,ef:0.9,chunk:4096",
+                              "topk:0.01:sampled,q8,huffman,ef:0.9,chunk:4096"};
+
 struct DeviceEncode {
   std::vector<uint8_t> message;
   std::vector<float> residual;
+  uint64_t sent = 0;
 };
 
-// Two error-feedback steps of "q8:stochastic,huffman,ef:0.9" at 2^12-element chunks, on stream 5:
-// input and residual copied to device memory, encoded there, copied back.
+// Two error-feedback steps of `spec_text`, on stream 5: input and residual copied to device
+// memory, encoded there, copied back.
 template <class Queue, class Sync>
-DeviceEncode encode_on(Queue& queue, void* (*alloc)(Queue&, size_t), Sync&& synchronize) {
+DeviceEncode encode_on(const char* spec_text, Queue& queue, void* (*alloc)(Queue&, size_t), Sync&& synchronize) {
+  std::vector<void*> allocated;
+  const auto device = [&](size_t bytes) { return allocated.emplace_back(alloc(queue, bytes)); };
   const std::vector<float> x = gradient();
-  const compression::Spec spec = compression::parse_spec("q8:stochastic,huffman,ef:0.9,chunk:4096");
+  const compression::Spec spec = compression::parse_spec(spec_text);
   const size_t capacity = compression::max_message_bytes(spec, kCount);
-  auto* input = static_cast<float*>(alloc(queue, 4 * kCount));
-  auto* residual = static_cast<float*>(alloc(queue, 4 * kCount));
-  auto* message = static_cast<uint8_t*>(alloc(queue, capacity));
-  auto* result = static_cast<uint32_t*>(queue.alloc_pinned(8));
+  auto* input = static_cast<float*>(device(4 * kCount));
+  auto* residual = static_cast<float*>(device(4 * kCount));
+  auto* message = static_cast<uint8_t*>(device(capacity));
+  auto* result = static_cast<uint32_t*>(queue.alloc_pinned(12));
   const std::vector<float> zeros(kCount, 0.0f);
   const Stream stream{5};
   EXPECT_TRUE(queue.enqueue_copy(stream, input, x.data(), 4 * kCount).ok());
   EXPECT_TRUE(queue.enqueue_copy(stream, residual, zeros.data(), 4 * kCount).ok());
-  dcDeviceEncode_t e{dcFloat32, 1,      spec.block, spec.chunk_log2, 1,       spec.beta, input,
-                     residual,  kCount, 0,          message,         nullptr, result};
+  dcDeviceEncode_t e{};
+  e.datatype = dcFloat32;
+  describe_encode(spec, compression::kept_target(spec.fraction, kCount), e);
+  e.input = input;
+  e.residual = residual;
+  e.count = kCount;
+  e.message = message;
+  e.result = result;
   Status status;
   std::vector<uint8_t> workspace(queue.encode_workspace_bytes(e, &status) + 256);
   EXPECT_TRUE(status.ok()) << status.message;
@@ -66,26 +80,32 @@ DeviceEncode encode_on(Queue& queue, void* (*alloc)(Queue&, size_t), Sync&& sync
   synchronize(stream);
   out.message.assign(message, message + result[0]);
   EXPECT_EQ(result[1], 0u);
+  out.sent = result[2];
   queue.free_pinned(result);
+  for (void* p : allocated) queue.free_device(p);
   return out;
 }
 
-DeviceEncode encode_on_cpu() {
+DeviceEncode encode_on_cpu(const char* spec_text) {
   const std::vector<float> x = gradient();
-  const compression::Spec spec = compression::parse_spec("q8:stochastic,huffman,ef:0.9,chunk:4096");
+  const compression::Spec spec = compression::parse_spec(spec_text);
   compression::Residual residual(kCount);
   compression::Encoder encoder;
   DeviceEncode out;
   for (uint64_t seed = 1; seed <= 2; ++seed) {
     out.message.assign(compression::max_message_bytes(spec, kCount), 0);
-    out.message.resize(encoder.encode(spec, dcFloat32, x.data(), kCount, &residual, seed, out.message).bytes);
+    const compression::EncodeResult r = encoder.encode(spec, dcFloat32, x.data(), kCount, &residual, seed, out.message);
+    out.message.resize(r.bytes);
+    out.sent = r.sent;
   }
   out.residual.assign(residual.data(), residual.data() + kCount);
   return out;
 }
 
-void expect_cpu_bytes(const DeviceEncode& got) {
-  const DeviceEncode want = encode_on_cpu();
+void expect_cpu_bytes(const char* spec, const DeviceEncode& got) {
+  SCOPED_TRACE(spec);
+  const DeviceEncode want = encode_on_cpu(spec);
+  EXPECT_EQ(got.sent, want.sent);
   ASSERT_EQ(got.message.size(), want.message.size());
   EXPECT_EQ(0, std::memcmp(got.message.data(), want.message.data(), want.message.size()));
   ASSERT_EQ(got.residual.size(), want.residual.size());
@@ -94,10 +114,12 @@ void expect_cpu_bytes(const DeviceEncode& got) {
 
 TEST(DeviceCodec, OnTheCpuStreamQueueWritesTheCpuEncodersBytes) {
   CpuStreamQueue queue;
-  const DeviceEncode got = encode_on(
-      queue, +[](CpuStreamQueue& q, size_t bytes) { return q.alloc_device(bytes); },
-      [&](Stream s) { ASSERT_TRUE(queue.synchronize(s, std::chrono::seconds(60))); });
-  expect_cpu_bytes(got);
+  for (const char* spec : kSpecs) {
+    const DeviceEncode got = encode_on(
+        spec, queue, +[](CpuStreamQueue& q, size_t bytes) { return q.alloc_device(bytes); },
+        [&](Stream s) { ASSERT_TRUE(queue.synchronize(s, std::chrono::seconds(60))); });
+    expect_cpu_bytes(spec, got);
+  }
 }
 
 TEST(DeviceCodec, ThroughThePluginAbiWritesTheCpuEncodersBytes) {
@@ -105,14 +127,16 @@ TEST(DeviceCodec, ThroughThePluginAbiWritesTheCpuEncodersBytes) {
   PluginStreamQueue queue(plugin);
   auto synchronize = reinterpret_cast<int (*)(uint64_t, int)>(dlsym(plugin.handle, "testPluginSynchronize"));
   ASSERT_NE(synchronize, nullptr);
-  const DeviceEncode got = encode_on(
-      queue,
-      +[](PluginStreamQueue& q, size_t bytes) {
-        Status status;
-        return q.alloc_device(bytes, &status);
-      },
-      [&](Stream s) { ASSERT_EQ(synchronize(s.handle, 60000), 1); });
-  expect_cpu_bytes(got);
+  for (const char* spec : kSpecs) {
+    const DeviceEncode got = encode_on(
+        spec, queue,
+        +[](PluginStreamQueue& q, size_t bytes) {
+          Status status;
+          return q.alloc_device(bytes, &status);
+        },
+        [&](Stream s) { ASSERT_EQ(synchronize(s.handle, 60000), 1); });
+    expect_cpu_bytes(spec, got);
+  }
 }
 
 // Decodes msg into "device" memory holding `start` on stream 6 (overwrite or add); the values, and
@@ -144,7 +168,7 @@ std::pair<std::vector<float>, std::string> decode_on(CpuStreamQueue& queue, cons
 
 TEST(DeviceCodec, ADecodeAddsTheCpuDecodersValuesOrItsFault) {
   CpuStreamQueue queue;
-  const DeviceEncode encoded = encode_on_cpu();
+  const DeviceEncode encoded = encode_on_cpu(kSpecs[0]);
   const std::vector<float> start = gradient();
   for (bool overwrite : {false, true}) {
     std::vector<float> want = start;
@@ -174,7 +198,7 @@ TEST(DeviceCodec, ARefusedDescriptorSaysWhyAndEnqueuesNothing) {
   CpuStreamQueue queue;
   std::vector<float> x(10, 1.0f);
   std::vector<uint8_t> message(1000);
-  uint32_t result[2] = {7, 7};
+  uint32_t result[3] = {7, 7, 7};
   dcDeviceEncode_t e{dcInt32, 0, 256, 12, 0, 1.0f, x.data(), nullptr, 10, 0, message.data(), nullptr, result};
   Status status = queue.enqueue_encode(Stream{1}, e);
   EXPECT_EQ(status.code, dcInvalidArgument);
@@ -187,6 +211,18 @@ TEST(DeviceCodec, ARefusedDescriptorSaysWhyAndEnqueuesNothing) {
   e.chunk_log2 = 30;
   EXPECT_EQ(queue.encode_workspace_bytes(e, &status), 0u);
   EXPECT_NE(status.message.find("chunk of 2^30"), std::string::npos) << status.message;
+  e.chunk_log2 = 12;
+  e.selection = 3;
+  status = queue.enqueue_encode(Stream{1}, e);
+  EXPECT_NE(status.message.find("selection 3"), std::string::npos) << status.message;
+  e.selection = DEEPCOMM_DEVICE_SELECT_TOPK_EXACT;
+  e.kept = 11;
+  status = queue.enqueue_encode(Stream{1}, e);
+  EXPECT_NE(status.message.find("a top-k of 11 of 10 elements"), std::string::npos) << status.message;
+  e.selection = DEEPCOMM_DEVICE_SELECT_DENSE;
+  e.values = DEEPCOMM_DEVICE_VALUES_FLOAT32;
+  status = queue.enqueue_encode(Stream{1}, e);
+  EXPECT_NE(status.message.find("a dense encode sends q8 values"), std::string::npos) << status.message;
   dcDeviceDecode_t d{dcFloat32, 0, nullptr, 100, x.data(), 10, nullptr, nullptr};
   EXPECT_EQ(queue.enqueue_decode(Stream{1}, d).code, dcInvalidArgument);
   ASSERT_TRUE(queue.synchronize(Stream{1}, std::chrono::seconds(10)));

@@ -48,7 +48,8 @@ grep -hE '^all-reduce |released after' "$out"/gpu_bridge_test.txt >>"$summary" 2
 count=${COMPRESS_COUNT:-67108864}
 messages=$(mktemp -d)
 index=0
-for spec in q8 q8,huffman,ef,chunk:4096 q8:stochastic,huffman,ef,chunk:4096; do
+for spec in q8 q8,huffman,ef,chunk:4096 q8:stochastic,huffman,ef,chunk:4096 topk:0.001,q8,huffman,ef,chunk:4096 \
+  topk:0.001:sampled,q8,huffman,ef,chunk:4096; do
   index=$((index + 1))
   for engine in cpu cuda; do
     check "compress_${engine}_$index" 240 "$bundle/bin/compress_perf" --generate lognormal --count "$count" \
