@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstring>
 
+#include "deepcomm/nccl_device_host.h"
 #include "src/nccl/checks.h"
 #include "src/nccl/window_registry.h"
 

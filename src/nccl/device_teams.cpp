@@ -5,6 +5,7 @@
 // alone (dcCommLoadStoreTeam); the rail team is the outer factor of the world by it.
 #include <cstring>
 
+#include "deepcomm/nccl_device_host.h"
 #include "src/nccl/checks.h"
 
 using dc::nccl::comm_shape;

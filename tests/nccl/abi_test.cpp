@@ -9,6 +9,7 @@
 #include <string>
 
 #include "deepcomm/nccl.h"
+#include "deepcomm/nccl_device_host.h"
 #include "tests/nccl/exported_symbols.h"
 #include "tests/nccl/layout.h"
 

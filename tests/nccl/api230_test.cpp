@@ -15,6 +15,7 @@
 
 #include "deepcomm/deepcomm.h"
 #include "deepcomm/nccl.h"
+#include "deepcomm/nccl_device_host.h"
 #include "tests/nccl/refusal.h"
 
 namespace {

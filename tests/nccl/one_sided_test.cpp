@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "deepcomm/nccl.h"
+#include "deepcomm/nccl_device_host.h"
 #include "tests/support/nccl_ranks.h"
 
 namespace {

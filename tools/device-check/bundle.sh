@@ -4,11 +4,18 @@
 # and the libraries they load, glibc's aside (the GPU machine's own are used), without debug info.
 #
 #   tools/device-check/bundle.sh [BUILD_DIR] [BUNDLE_DIR]     (defaults: build, device-bundle)
+#
+# With NCCL_TESTS_BUILD set to a folder of nccl-tests programs built against DeepComm
+# (tests/nccl/nccl_tests_build_test.sh makes one), their all_reduce_perf, all_gather_perf and
+# sendrecv_perf come too, and run.sh runs them.
 set -euo pipefail
 build=${1:-build}
 bundle=${2:-device-bundle}
 
 programs=("$build/tests/cuda_plugin/gpu_bridge_test" "$build/tests/cuda_plugin/cuda_plugin_test" "$build/bench/compress_perf")
+if [[ -n "${NCCL_TESTS_BUILD:-}" ]]; then
+  programs+=("$NCCL_TESTS_BUILD/all_reduce_perf" "$NCCL_TESTS_BUILD/all_gather_perf" "$NCCL_TESTS_BUILD/sendrecv_perf")
+fi
 libraries=("$build/src/nccl/libnccl.so.2" "$build/libdeepcomm-cuda.so")
 for f in "${programs[@]}" "${libraries[@]}"; do
   [[ -f "$f" ]] || { echo "bundle.sh: $f is missing: build with the CUDA toolkit first" >&2; exit 1; }

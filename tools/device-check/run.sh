@@ -42,6 +42,18 @@ else
 fi
 grep -hE '^all-reduce |released after' "$out"/gpu_bridge_test.txt >>"$summary" 2>/dev/null
 
+# nccl-tests, unmodified, on DeepComm's libnccl.so.2 (when bundle.sh was given them): one rank on
+# the GPU, nccl-tests' own check of every result (-c 1), then the same captured in a CUDA graph and
+# replayed (-G 10).
+for program in all_reduce_perf all_gather_perf sendrecv_perf; do
+  [[ -x "$bundle/bin/$program" ]] || continue
+  check "nccl_tests_$program" 120 "$bundle/bin/$program" -b 8 -e 64M -f 4 -c 1
+  check "nccl_tests_${program}_graph" 120 "$bundle/bin/$program" -b 8 -e 64M -f 4 -c 1 -G 10
+  for run in "nccl_tests_$program" "nccl_tests_${program}_graph"; do
+    grep -hE 'nccl-library=|Out of bounds values|Avg bus bandwidth' "$out/$run.txt" | sed "s/^/$run: /" >>"$summary"
+  done
+done
+
 # The GPU encoder (compression/gpu): on a 256 MiB float32 gradient (COMPRESS_COUNT elements), the
 # message the CUDA kernels write must be the CPU codec's, byte for byte; the cuda rows' enc_GB/s is
 # the kernels' speed.
