@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -34,12 +35,20 @@ void* CpuStreamQueue::alloc_device(size_t bytes) {
   return pointer;
 }
 
-void CpuStreamQueue::free_device(void* pointer) {
+void* CpuStreamQueue::alloc_device(size_t bytes, Status* status) {
+  void* pointer = alloc_device(bytes);
+  *status = pointer ? Status::success()
+                    : Status::failure(dcSystemError, "DeepComm: no memory for " + std::to_string(bytes) + " bytes");
+  return pointer;
+}
+
+Status CpuStreamQueue::free_device(void* pointer) {
   {
     std::lock_guard<std::mutex> lock(memory_mutex_);
     device_ranges_.erase(reinterpret_cast<uintptr_t>(pointer));
   }
   std::free(pointer);
+  return Status::success();
 }
 
 void* CpuStreamQueue::alloc_pinned(size_t bytes) { return std::malloc(bytes == 0 ? 1 : bytes); }
@@ -148,8 +157,15 @@ Status CpuStreamQueue::enqueue_decode(Stream stream, const dcDeviceDecode_t& d) 
   if (!checked.ok()) return checked;
   return enqueue(stream, [d] {
     const compression::Target target{static_cast<dcDataType_t>(d.datatype), d.dst, d.count, d.overwrite != 0};
+    // A length read now is read as a GPU reads it: at most the capacity.
+    const uint64_t bytes =
+        d.message_bytes_at
+            ? std::min(
+                  std::atomic_ref<uint64_t>(const_cast<uint64_t&>(*d.message_bytes_at)).load(std::memory_order_acquire),
+                  d.message_bytes)
+            : d.message_bytes;
     compression::gpu::pack_decode_error(
-        compression::gpu::decode_emulated(std::span<const uint8_t>(d.message, d.message_bytes), target), d.error);
+        compression::gpu::decode_emulated(std::span<const uint8_t>(d.message, bytes), target), d.error);
   });
 }
 

@@ -31,7 +31,8 @@ class CpuStreamQueue : public StreamQueue {
 
   // Host memory tagged as device memory until freed.
   void* alloc_device(size_t bytes);
-  void free_device(void* pointer);
+  void* alloc_device(size_t bytes, Status* status) override;
+  Status free_device(void* pointer) override;
 
   void* alloc_pinned(size_t bytes) override;
   void free_pinned(void* pointer) override;

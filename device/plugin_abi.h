@@ -10,7 +10,8 @@
  * finalize of an average); version 2 adds the stream bridge's functions (stream_queue.h), which a
  * plugin without streams leaves NULL; version 3 graphs; version 4 the GPU encoder and decoder of
  * compressed messages (compression/gpu); version 5 top-k selection in the encoder (the encode
- * descriptor's last three members, a third result word).
+ * descriptor's last three members, a third result word), sparse messages in the decoder and a
+ * decode's length read when the stream runs it (message_bytes_at).
  *
  * The contract is device_queue.h's, function by function:
  *  - create/destroy: any thread, once per queue; destroy only after every accepted step completed.
@@ -111,6 +112,10 @@ typedef struct {
   /* The stream writes why the message was refused, or zeros when dst got its values:
    * { fault | table fault << 8 | chunk << 32, a, b } (compression/gpu/decode_fault.h). */
   uint64_t* error;
+  /* Version 5. NULL, or where the stream reads the message's length when it reaches the decode (a
+   * length learnt only then, such as a received message's; pinned or device memory): message_bytes
+   * is then the most it may be, and a longer one is taken as message_bytes. */
+  const uint64_t* message_bytes_at;
 } dcDeviceDecode_t;
 
 typedef struct {

@@ -16,8 +16,8 @@ class PluginStreamQueue : public StreamQueue {
   ~PluginStreamQueue() override;
 
   // Device memory (ncclMemAlloc): NULL with status set when the plugin cannot allocate.
-  void* alloc_device(size_t bytes, Status* status);
-  Status free_device(void* pointer);
+  void* alloc_device(size_t bytes, Status* status) override;
+  Status free_device(void* pointer) override;
 
   void* alloc_pinned(size_t bytes) override;
   void free_pinned(void* pointer) override;

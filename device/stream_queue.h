@@ -37,6 +37,9 @@ class StreamQueue {
   // Pinned host memory: readable and writable by the host and by copies on any stream.
   virtual void* alloc_pinned(size_t bytes) = 0;
   virtual void free_pinned(void* pointer) = 0;
+  // Device memory (what ncclMemAlloc returns): null with *status set when there is none.
+  virtual void* alloc_device(size_t bytes, Status* status) = 0;
+  virtual Status free_device(void* pointer) = 0;
   // Whether pointer lies in memory that only the device's copies may touch.
   virtual bool is_device_memory(const void* pointer) const = 0;
 

@@ -84,6 +84,9 @@ struct DecodeArgs {
   // sparse chunk's m kept elements as 2m words (8m <= its elements): the offsets, then the values
   // (sparse_words)
   uint8_t* symbols;
+  // Null, or where the message's length is read when parse_message runs (size is then the most it
+  // may be: a longer length is taken as size).
+  const uint64_t* size_at = nullptr;
 };
 
 enum class DecodePhase : uint64_t { header = 0, checksums = 1, chunks = 2 };
@@ -137,12 +140,20 @@ DC_HOST_DEVICE inline ChunkBytes chunk_bytes(const DecodeArgs& a, uint32_t c) {
   return {c == 0 ? m.header_bytes : load_u32(entry - wire::kChunkEntryBytes), load_u32(entry), load_u32(entry + 4)};
 }
 
+// The message's bytes: what the arguments say, or what size_at says when parse_message runs.
+DC_HOST_DEVICE inline uint64_t message_size(const DecodeArgs& a) {
+  if (!a.size_at) return a.size;
+  const uint64_t size = *a.size_at;
+  return size < a.size ? size : a.size;
+}
+
 // MessageHeader::header_bytes and parse, then decode_accumulate's checks of the message's size and
 // check_target, in their order; on success the layout and the value code's tables in s.
 DC_HOST_DEVICE inline DecodeError parse_header(const DecodeArgs& a, DecodeState& s) {
   using F = DecodeFault;
   const uint8_t* p = a.message;
-  if (a.size < wire::kFixedHeaderBytes) return {F::truncated_prefix, 0, a.size};
+  const uint64_t size = message_size(a);
+  if (size < wire::kFixedHeaderBytes) return {F::truncated_prefix, 0, size};
   if (load_u32(p) != wire::kMagic) return {F::bad_magic};
   if (p[4] != wire::kVersion) return {F::version, 0, p[4]};
   const uint8_t flags = p[5];
@@ -159,7 +170,7 @@ DC_HOST_DEVICE inline DecodeError parse_header(const DecodeArgs& a, DecodeState&
   const uint64_t fixed = wire::kFixedHeaderBytes + wire::kChunkEntryBytes * chunks;
   const uint64_t h = load_u32(p + 20), total = load_u32(p + 24);
   if (h < fixed || h > fixed + wire::max_tables_bytes(flags) || total < h) return {F::header_size, 0, h, total};
-  if (a.size < h) return {F::truncated_prefix, 0, a.size};
+  if (size < h) return {F::truncated_prefix, 0, size};
 
   const uint8_t zero[4] = {};
   uint32_t crc = crc32c(*a.crc, 0, p, wire::kHeaderCrcOffset);
@@ -201,7 +212,7 @@ DC_HOST_DEVICE inline DecodeError parse_header(const DecodeArgs& a, DecodeState&
     begin = end;
   }
   if (begin != total) return {F::chunks_end, 0, begin, total};
-  if (a.size != total) return {a.size < total ? F::truncated : F::oversized, 0, a.size, total};
+  if (size != total) return {size < total ? F::truncated : F::oversized, 0, size, total};
 
   if (a.type != dcFloat32 && a.type != dcFloat16 && a.type != dcBfloat16) return {F::target_type, 0, uint32_t(a.type)};
   if (a.count != count) return {F::target_count, 0, count, a.count};

@@ -122,7 +122,8 @@ void enqueue_decode(const dcDeviceDecode_t& d, cudaStream_t stream, unsigned max
                   d.overwrite != 0,
                   device_crc_tables(),
                   nullptr,
-                  nullptr};
+                  nullptr,
+                  d.message_bytes_at};
   gpu::place_decode_workspace(args, static_cast<uint8_t*>(d.workspace));
   gpu::for_each_decode_stage(d.count,
                              [&]<void (*Stage)(const kernels::ThreadCoords&, const DecodeArgs&)>(uint64_t items) {

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "base/log.h"
+#include "compression/gpu/emulated_encoder.h"
 #include "kernels/reduce.h"
 #include "src/core/compressed_issue.h"
 
@@ -98,6 +99,8 @@ StreamBridge::~StreamBridge() {
     return;
   }
   streams_.free_pinned(gate_word_);
+  for (const auto& [key, residual] : residuals_) streams_.free_device(residual.values);
+  if (zeros_) streams_.free_pinned(zeros_);
   close(wake_fd_);
 }
 
@@ -105,6 +108,17 @@ dcResult_t StreamBridge::all_reduce(const void* send, void* recv, size_t count, 
                                     device::Stream stream) {
   const size_t bytes = bytes_of(count, 1, type);
   if (bytes == kBadSize) return refuse(dcInvalidArgument, "DeepComm: device all-reduce: bad count or datatype");
+  Status status;
+  if (auto compressed = device_compressed(send, recv, count, type, op, stream, &status)) {
+    Part part{stream, send, 0, recv, 0, compressed->slot_bytes(), [this, compressed](const void*, void* out) {
+                return compressed->exchange(comm_, static_cast<uint8_t*>(out));
+              }};
+    part.compressed = std::move(compressed);
+    std::vector<Part> parts;
+    parts.push_back(std::move(part));
+    return enqueue(std::move(parts));
+  }
+  if (!status.ok()) return refuse(status.code, status.message);
   return add(stream, send, bytes, recv, bytes,
              [=, this](const void* in, void* out) { return dcAllReduce(in, out, count, type, op, comm_, nullptr); });
 }
@@ -195,9 +209,71 @@ dcResult_t StreamBridge::recv(void* buffer, size_t count, dcDataType_t type, int
              [=, this](const void*, void* out) { return dcRecv(out, count, type, peer, comm_, nullptr); });
 }
 
-Status StreamBridge::async_error() const {
+Status StreamBridge::async_error() {
   std::lock_guard<std::mutex> lock(mutex_);
+  collect_decode_faults();  // a stream that passed its decodes shows their refusal at once
   return error_;
+}
+
+std::shared_ptr<DeviceCompressedCall> StreamBridge::device_compressed(const void* send, void* recv, size_t count,
+                                                                      dcDataType_t type, dcRedOp_t op,
+                                                                      device::Stream stream, Status* status) {
+  if (grouping_ || op != dcSum || streams_.capturing(stream)) return nullptr;
+  OpArgs args;
+  args.sendbuf = send;
+  args.recvbuf = recv;
+  args.count = count;
+  args.datatype = type;
+  args.op = op;
+  const compression::Spec* spec = configured_spec(comm_, args);
+  if (!spec || !compression::gpu::device_encodes(*spec)) return nullptr;
+  std::vector<void*> retired;
+  float* residual = nullptr;
+  if (spec->error_feedback) {
+    residual = device_residual(send, count, stream, &retired, status);
+    if (!status->ok()) return nullptr;
+  }
+  return std::make_shared<DeviceCompressedCall>(streams_, *spec, count, type, rank_, nranks_, residual,
+                                                std::move(retired));
+}
+
+float* StreamBridge::device_residual(const void* key, size_t count, device::Stream stream, std::vector<void*>* retired,
+                                     Status* status) {
+  DeviceResidual& r = residuals_[key];
+  if (r.values && r.count == count) return r.values;
+  if (r.values) retired->push_back(r.values);  // an operation on the stream may still use it
+  r = {};
+  constexpr size_t kZeroBytes = size_t{1} << 20;
+  if (!zeros_) {
+    zeros_ = streams_.alloc_pinned(kZeroBytes);
+    if (!zeros_) {
+      *status = Status::failure(dcSystemError, "DeepComm: no pinned memory for a device residual's zeros");
+      return nullptr;
+    }
+    std::memset(zeros_, 0, kZeroBytes);
+  }
+  auto* values = static_cast<float*>(streams_.alloc_device(count * sizeof(float), status));
+  if (!status->ok()) return nullptr;
+  const size_t bytes = count * sizeof(float);
+  for (size_t at = 0; at < bytes && status->ok(); at += kZeroBytes)
+    *status = streams_.enqueue_copy(stream, reinterpret_cast<uint8_t*>(values) + at, zeros_,
+                                    std::min(kZeroBytes, bytes - at));
+  if (!status->ok()) {
+    retired->push_back(values);
+    return nullptr;
+  }
+  r = {values, count};
+  return values;
+}
+
+void StreamBridge::collect_decode_faults() {
+  for (const Op& op : ops_) {
+    if (!op.retired()) break;
+    for (const Part& p : op.parts)
+      if (p.compressed)
+        if (Status fault = p.compressed->decode_fault(op.block + p.out_at); !fault.ok())
+          record_failure(std::move(fault));
+  }
 }
 
 size_t StreamBridge::captured_operations() const {
@@ -367,17 +443,22 @@ dcResult_t StreamBridge::enqueue_captured(std::vector<Part> parts) {
 
 Status StreamBridge::copy_in(device::Stream lane, const std::vector<Part>& parts, uint8_t* block) {
   Status status;
-  for (const Part& p : parts)
-    if (status.ok() && p.stream.handle == lane.handle && p.in_bytes > 0)
-      status = streams_.enqueue_copy(p.stream, block + p.in_at, p.send, p.in_bytes);
+  for (const Part& p : parts) {
+    if (!status.ok() || p.stream.handle != lane.handle) continue;
+    if (p.compressed)
+      status = p.compressed->enqueue_encode(p.stream, p.send, block + p.out_at, ++compressed_calls_ << 24);
+    else if (p.in_bytes > 0) status = streams_.enqueue_copy(p.stream, block + p.in_at, p.send, p.in_bytes);
+  }
   return status;
 }
 
 Status StreamBridge::copy_out(device::Stream lane, const std::vector<Part>& parts, uint8_t* block) {
   Status status;
-  for (const Part& p : parts)
-    if (status.ok() && p.stream.handle == lane.handle && p.out_bytes > 0)
-      status = streams_.enqueue_copy(p.stream, p.recv, block + p.out_at, p.out_bytes);
+  for (const Part& p : parts) {
+    if (!status.ok() || p.stream.handle != lane.handle) continue;
+    if (p.compressed) status = p.compressed->enqueue_decodes(p.stream, p.recv, block + p.out_at);
+    else if (p.out_bytes > 0) status = streams_.enqueue_copy(p.stream, p.recv, block + p.out_at, p.out_bytes);
+  }
   return status;
 }
 
@@ -484,6 +565,7 @@ Status StreamBridge::run(const std::vector<Part>& parts, uint8_t* block) {
 
 // An operation's retirement doorbells follow its output copies: once all rang, its block is free.
 void StreamBridge::free_retired() {
+  collect_decode_faults();
   while (!ops_.empty() && ops_.front().retired()) {
     pool_.give(ops_.front().block);
     ops_.pop_front();

@@ -37,6 +37,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -47,6 +48,7 @@
 #include "deepcomm/deepcomm.h"
 #include "device/pinned_pool.h"
 #include "device/stream_queue.h"
+#include "src/core/device_compressed_call.h"
 
 namespace dc {
 
@@ -70,7 +72,7 @@ class StreamBridge {
   dcResult_t recv(void* buffer, size_t count, dcDataType_t type, int peer, device::Stream stream);
 
   // The first failure of an operation run for the bridge (ok while none): ncclCommGetAsyncError.
-  Status async_error() const;
+  Status async_error();
   // Pinned memory the bridge keeps for later calls (its pool's cached blocks), and freeing it
   // (ncclCommSuspend; on the calling thread).
   size_t cached_bytes() const { return pool_.cached_bytes(); }
@@ -106,6 +108,9 @@ class StreamBridge {
     size_t slot_out_bytes = 0;  // the output slot (a reduce's non-root has one it does not copy)
     Run run;
     size_t in_at = 0, out_at = 0;  // the slots' offsets in the operation's block
+    // A compressed all-reduce coded on the device: an encode instead of the copy in, decodes
+    // instead of the copy out, its words and messages in the output slot.
+    std::shared_ptr<DeviceCompressedCall> compressed;
   };
   struct Op {
     uint64_t number = 0;       // 1, 2, ... in call order
@@ -149,6 +154,16 @@ class StreamBridge {
   // stream copies the output slot to recv (a rooted call's non-root does not).
   dcResult_t add(device::Stream stream, const void* send, size_t in_bytes, void* recv, size_t out_bytes, Run run,
                  bool copies_out = true);
+  // A sum all-reduce DEEPCOMM_COMPRESS applies to, with a spec the GPU encoder takes, outside a
+  // group and a capture: coded on the device (device_compressed_call.h). Null: any other.
+  std::shared_ptr<DeviceCompressedCall> device_compressed(const void* send, void* recv, size_t count, dcDataType_t type,
+                                                          dcRedOp_t op, device::Stream stream, Status* status);
+  // The device residual of the user's buffer `key` (count floats, zeroed on the stream when new);
+  // *retired gets one it replaces, to free once the operation that takes the new one retired.
+  float* device_residual(const void* key, size_t count, device::Stream stream, std::vector<void*>* retired,
+                         Status* status);
+  // mutex_ held: records the first refusal of a decode by an operation that retired.
+  void collect_decode_faults();
   dcResult_t enqueue(std::vector<Part> parts);
   // The same on streams that capture a graph.
   dcResult_t enqueue_captured(std::vector<Part> parts);
@@ -185,6 +200,14 @@ class StreamBridge {
   bool grouping_ = false;    // between begin_group and end_group (the caller's thread only)
   std::vector<Part> group_;  // the open group's calls
   std::shared_ptr<CapturedList> captured_ = std::make_shared<CapturedList>();
+  // Device residuals by the user's buffer, and a pinned block of zeros that new ones are copied from.
+  struct DeviceResidual {
+    float* values = nullptr;
+    size_t count = 0;
+  };
+  std::map<const void*, DeviceResidual> residuals_;
+  void* zeros_ = nullptr;
+  uint64_t compressed_calls_ = 0;  // keys the stochastic rounding of each
   std::thread issuer_;
 };
 

@@ -194,6 +194,57 @@ TEST(DeviceCodec, ADecodeAddsTheCpuDecodersValuesOrItsFault) {
             std::string::npos);
 }
 
+// message_bytes_at: the stream reads the length when it reaches the decode (here after a gate the
+// host opens once it wrote the length); message_bytes is the buffer's capacity, and a longer
+// length is taken as the capacity.
+TEST(DeviceCodec, ADecodeReadsItsLengthWhenTheStreamRunsIt) {
+  CpuStreamQueue queue;
+  const DeviceEncode encoded = encode_on_cpu(kSpecs[1]);
+  const std::vector<float> start = gradient();
+  const size_t capacity = encoded.message.size() + 100;
+  auto* message = static_cast<uint8_t*>(queue.alloc_device(capacity));
+  std::memcpy(message, encoded.message.data(), encoded.message.size());
+  std::memset(message + encoded.message.size(), 0x5a, 100);
+  auto* words = static_cast<uint64_t*>(queue.alloc_pinned(5 * sizeof(uint64_t)));  // gate, length, error
+  auto* dst = static_cast<float*>(queue.alloc_device(4 * kCount));
+  const auto decode_with_length = [&](uint64_t length) {
+    std::memcpy(dst, start.data(), 4 * kCount);
+    std::memset(words, 0, 5 * sizeof(uint64_t));
+    const Stream stream{8};
+    dcDeviceDecode_t d{dcFloat32, 0, message, capacity, dst, kCount, nullptr, words + 2, words + 1};
+    Status status;
+    std::vector<uint8_t> workspace(queue.decode_workspace_bytes(d, &status));
+    d.workspace = workspace.data();
+    EXPECT_TRUE(queue.enqueue_gate(stream, words, 1).ok());
+    EXPECT_TRUE(queue.enqueue_decode(stream, d).ok());
+    words[1] = length;  // after the enqueue, before the stream gets there
+    queue.open_gate(words, 1);
+    EXPECT_TRUE(queue.synchronize(stream, std::chrono::seconds(60)));
+    const compression::gpu::DecodeError e = compression::gpu::unpack_decode_error(words + 2);
+    return e.fault == compression::gpu::DecodeFault::none ? std::string() : compression::decode_error_message(e);
+  };
+  const auto cpu_error = [&](size_t length) {
+    std::vector<float> scratch = start;
+    try {
+      compression::decode_accumulate(std::span<const uint8_t>(message, length), {dcFloat32, scratch.data(), kCount});
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  std::vector<float> want = start;
+  compression::decode_accumulate(encoded.message, {dcFloat32, want.data(), kCount});
+  EXPECT_EQ(decode_with_length(encoded.message.size()), "");
+  EXPECT_EQ(0, std::memcmp(dst, want.data(), 4 * kCount));
+  EXPECT_EQ(decode_with_length(encoded.message.size() - 1), cpu_error(encoded.message.size() - 1));
+  EXPECT_NE(cpu_error(encoded.message.size() - 1), "");
+  EXPECT_EQ(decode_with_length(capacity + 5000), cpu_error(capacity));
+  EXPECT_NE(cpu_error(capacity), "");
+  queue.free_device(dst);
+  queue.free_pinned(words);
+  queue.free_device(message);
+}
+
 TEST(DeviceCodec, ARefusedDescriptorSaysWhyAndEnqueuesNothing) {
   CpuStreamQueue queue;
   std::vector<float> x(10, 1.0f);

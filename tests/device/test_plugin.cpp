@@ -8,6 +8,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -18,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "compression/form/wire_format.h"
 #include "device/cpu_queue.h"
 #include "device/cpu_stream_queue.h"
 #include "device/plugin_abi.h"
@@ -152,8 +154,19 @@ uint64_t encode_workspace_bytes(void*, const dcDeviceEncode_t* encode) {
   result_of(status);
   return bytes;
 }
+// Encodes enqueued, and whether each is followed by a flip of its message's header checksum (a
+// peer that sends a corrupt message).
+std::atomic<int> g_encodes{0};
+std::atomic<bool> g_corrupt_encodes{false};
+
 int32_t enqueue_encode(void*, uint64_t stream, const dcDeviceEncode_t* encode) {
-  return result_of(streams().enqueue_encode({stream}, *encode));
+  const int32_t result = result_of(streams().enqueue_encode({stream}, *encode));
+  if (result != 0) return result;
+  ++g_encodes;
+  if (g_corrupt_encodes)
+    streams().enqueue_task({stream},
+                           [message = encode->message] { message[dc::compression::wire::kHeaderCrcOffset] ^= 0x5a; });
+  return result;
 }
 
 uint64_t decode_workspace_bytes(void*, const dcDeviceDecode_t* decode) {
@@ -205,6 +218,9 @@ extern "C" DEEPCOMM_DEVICE_PLUGIN_EXPORT int testPluginSynchronize(uint64_t stre
 extern "C" DEEPCOMM_DEVICE_PLUGIN_EXPORT int testPluginIdle(uint64_t stream) {
   return streams().idle({stream}) ? 1 : 0;
 }
+// The GPU codec's encodes enqueued so far; from now on, each one's message corrupted (or not).
+extern "C" DEEPCOMM_DEVICE_PLUGIN_EXPORT int testPluginEncodes() { return g_encodes; }
+extern "C" DEEPCOMM_DEVICE_PLUGIN_EXPORT void testPluginCorruptEncodes(int on) { g_corrupt_encodes = on != 0; }
 extern "C" DEEPCOMM_DEVICE_PLUGIN_EXPORT void testPluginBusy(uint64_t stream, int milliseconds) {
   streams().enqueue_task({stream},
                          [milliseconds] { std::this_thread::sleep_for(std::chrono::milliseconds(milliseconds)); });

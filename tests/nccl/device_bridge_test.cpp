@@ -7,8 +7,9 @@
 // releases the stream and shows as an asynchronous error; a group of device calls runs together
 // and joins its streams; host and device buffers mixed in a call, or in a group of one
 // communicator, are refused with ncclInvalidUsage; a call captured into a graph runs on each
-// replay and not at capture; DEEPCOMM_COMPRESS on device buffers gives the bits of host buffers,
-// its error feedback following the user's device buffer (dense q8 and top-k, shm and TCP).
+// replay and not at capture; DEEPCOMM_COMPRESS on device buffers is coded by the device's codec and
+// gives the bits of the host's sparse all-gather plan (dense q8 and top-k, shm and TCP), and a
+// corrupt message from a peer is an asynchronous ncclRemoteError that leaves the streams going.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -19,6 +20,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <string>
 #include <thread>
@@ -42,6 +44,8 @@ struct Emulated {
   int (*end_capture)(uint64_t stream) = nullptr;  // the graph's number
   int (*launch)(int graph, uint64_t stream) = nullptr;
   void (*destroy_graph)(int graph) = nullptr;
+  int (*encodes)() = nullptr;  // the GPU codec's encodes enqueued so far
+  void (*corrupt_encodes)(int on) = nullptr;
 
   bool load() {
     void* plugin = dlopen(TEST_STREAM_PLUGIN, RTLD_NOW | RTLD_LOCAL);
@@ -53,7 +57,10 @@ struct Emulated {
     end_capture = reinterpret_cast<int (*)(uint64_t)>(dlsym(plugin, "testPluginEndCapture"));
     launch = reinterpret_cast<int (*)(int, uint64_t)>(dlsym(plugin, "testPluginLaunch"));
     destroy_graph = reinterpret_cast<void (*)(int)>(dlsym(plugin, "testPluginDestroyGraph"));
-    return idle && busy && synchronize && begin_capture && end_capture && launch && destroy_graph;
+    encodes = reinterpret_cast<int (*)()>(dlsym(plugin, "testPluginEncodes"));
+    corrupt_encodes = reinterpret_cast<void (*)(int)>(dlsym(plugin, "testPluginCorruptEncodes"));
+    return idle && busy && synchronize && begin_capture && end_capture && launch && destroy_graph && encodes &&
+           corrupt_encodes;
   }
 };
 
@@ -354,14 +361,14 @@ TEST(NcclDeviceBridge, MixedBuffersAreRefusedAndACapturedCallReplays) {
       "");
 }
 
-// DEEPCOMM_COMPRESS with error feedback keeps a residual per buffer. The bridge runs a device
-// all-reduce on pinned copies shared by every call of its size, so the residual must follow the
-// user's device buffer: two device buffers, all-reduced in turn, give the bits of the same calls on
-// two host buffers (with the residual keyed by the pinned copy, the second buffer's first call
-// took the first one's residual). The later rounds' bits depend on the residuals, so equal results
-// round after round mean equal residuals. Dense q8 and a sampled top-k, over shared memory and
-// TCP. (Stochastic rounding is left out: its noise is keyed by the operation's sequence number,
-// which differs between the host and the device call of a round.)
+// DEEPCOMM_COMPRESS on device buffers: the device's codec encodes each rank's message into the
+// operation's pinned block and decodes every rank's message into the output, as the host's
+// sparse all-gather plan does on host buffers; with that plan chosen for the host calls, the bits
+// are the same, round after round (the later rounds' bits depend on the residuals, which live in
+// device memory per user buffer: two buffers all-reduced in turn must not share one). Dense q8 and
+// a sampled top-k, over shared memory and TCP, 3 ranks; each device call is one encode of the test
+// plugin's codec. (Stochastic rounding is left out: its noise is keyed by the call, which differs
+// between the host and the device call of a round.)
 void device_compression_matches_host(const char* spec, const char* transport) {
   const auto body = [](int rank, int n, ncclComm_t comm) {
     Emulated device;
@@ -388,10 +395,13 @@ void device_compression_matches_host(const char* spec, const char* transport) {
     std::vector<float> want(count);
     for (int round = 0; round < 3; ++round)
       for (size_t b = 0; b < 2; ++b) {
+        const int encodes = device.encodes();
         if (ncclAllReduce(host[b].data(), want.data(), count, ncclFloat, ncclSum, comm, nullptr) != ncclSuccess ||
             ncclAllReduce(dev[b], out, count, ncclFloat, ncclSum, comm, stream) != ncclSuccess ||
             wait_for_stream(device, stream, comm, 30000) != ncclSuccess)
           return complain(rank, ncclGetLastError(comm));
+        if (device.encodes() != encodes + 1)
+          failures += complain(rank, "the device all-reduce was not encoded by the device's codec");
         if (std::memcmp(out, want.data(), bytes) != 0)
           failures += complain(rank, "round " + std::to_string(round) + ", buffer " + std::to_string(b) +
                                          ": the device all-reduce differs from the host one");
@@ -409,16 +419,73 @@ void device_compression_matches_host(const char* spec, const char* transport) {
                                    {{"DEEPCOMM_DEVICE_PLUGIN", TEST_STREAM_PLUGIN},
                                     {"DEEPCOMM_COMPRESS", spec},
                                     {"DEEPCOMM_COMPRESS_MIN_BYTES", "0"},
+                                    {"DEEPCOMM_ALGO", "sparsegather"},
                                     {"DEEPCOMM_TRANSPORT", transport}},
                                    body),
             "")
       << spec << " over " << transport;
 }
 
-TEST(NcclDeviceBridge, ErrorFeedbackFollowsTheUsersDeviceBuffer) {
+TEST(NcclDeviceBridge, CompressionCodedOnTheDeviceGivesTheHostPlansBits) {
   for (const char* transport : {"shm", "tcp"})
     for (const char* spec : {"q8,ef", "topk:0.01:sampled,q8,huffman,ef:0.9"})
       device_compression_matches_host(spec, transport);
+}
+
+// Rank 1's device encoder sends a message whose header checksum is flipped: every rank's decode
+// refuses it, the streams go on (released, not blocked), and each communicator shows ncclRemoteError
+// naming rank 1 and the checksum, within 2 s of the stream passing the decodes.
+TEST(NcclDeviceBridge, ACorruptMessageFromAPeerIsARemoteErrorAndTheStreamGoesOn) {
+  // The ranks wait for each other (a file each) before aborting: a peer's abort is an error too.
+  char folder[] = "/tmp/dc-corrupt-XXXXXX";
+  ASSERT_NE(mkdtemp(folder), nullptr);
+  const std::string marks = folder;
+  const auto body = [marks](int rank, int n, ncclComm_t comm) {
+    Emulated device;
+    if (!device.load()) return complain(rank, std::string("test plugin: ") + dlerror());
+    device.corrupt_encodes(rank == 1);
+    const size_t count = 20000;
+    void *in = nullptr, *out = nullptr;
+    if (ncclMemAlloc(&in, count * 4) != ncclSuccess || ncclMemAlloc(&out, count * 4) != ncclSuccess)
+      return complain(rank, ncclGetLastError(comm));
+    std::vector<float> x(count, 0.25f * float(rank + 1));
+    std::memcpy(in, x.data(), count * 4);
+    const auto stream = reinterpret_cast<cudaStream_t>(uintptr_t{0x79});
+    if (ncclAllReduce(in, out, count, ncclFloat, ncclSum, comm, stream) != ncclSuccess)
+      return complain(rank, ncclGetLastError(comm));
+    if (device.synchronize(reinterpret_cast<uint64_t>(stream), 10000) != 1)
+      return complain(rank, "the stream stayed blocked");
+    const auto passed = Clock::now();
+    ncclResult_t async = ncclSuccess;
+    while (async == ncclSuccess && Clock::now() - passed < std::chrono::seconds(2)) {
+      if (ncclCommGetAsyncError(comm, &async) != ncclSuccess) return complain(rank, "ncclCommGetAsyncError");
+      if (async == ncclSuccess) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    if (async != ncclRemoteError)
+      return complain(rank, "asynchronous error " + std::to_string(async) + ", not ncclRemoteError");
+    const std::string why = ncclGetLastError(comm);
+    int failures = 0;
+    if (why.find("rank 1") == std::string::npos || why.find("checksum") == std::string::npos)
+      failures += complain(rank, "the error does not name rank 1's checksum: " + why);
+    std::fclose(std::fopen((marks + "/" + std::to_string(rank)).c_str(), "w"));
+    const auto all_checked = [&] {
+      for (int r = 0; r < n; ++r)
+        if (!std::filesystem::exists(marks + "/" + std::to_string(r))) return false;
+      return true;
+    };
+    for (int waited_ms = 0; !all_checked() && waited_ms < 10000; waited_ms += 10)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    ncclMemFree(in);
+    ncclMemFree(out);
+    return failures + (ncclCommAbort(comm) == ncclSuccess ? 0 : complain(rank, "abort"));
+  };
+  EXPECT_EQ(dctest::run_nccl_ranks(3,
+                                   {{"DEEPCOMM_DEVICE_PLUGIN", TEST_STREAM_PLUGIN},
+                                    {"DEEPCOMM_COMPRESS", "q8,huffman"},
+                                    {"DEEPCOMM_COMPRESS_MIN_BYTES", "0"}},
+                                   body),
+            "");
+  std::filesystem::remove_all(marks);
 }
 
 TEST(NcclDeviceBridge, AKilledPeerReleasesTheStreamWithAnAsyncError) {

@@ -1,0 +1,69 @@
+// A compressed all-reduce of device buffers whose codec runs on the device (DEEPCOMM_COMPRESS,
+// sum): the stream bridge's sparse all-gather. On the user's stream, before the doorbell, the GPU
+// encoder writes this rank's message straight into the operation's pinned block (only compressed
+// bytes cross PCIe); the issuing thread exchanges the messages, the lengths first; after the gate
+// the stream decodes every rank's message in rank order into the output, the first one
+// overwriting, as the host's sparsegather plan does, so the result has the bits of that plan on
+// host buffers. A message the decoder refuses is the sender's fault: the bridge reports it as the
+// communicator's asynchronous error (dcRemoteError) once the stream passed it.
+//
+// Its slot in the operation's block: the encode's result words, each rank's message length, each
+// decode's error words, then a message slot per rank of the worst-case size.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "base/error.h"
+#include "compression/form/spec.h"
+#include "deepcomm/deepcomm.h"
+#include "device/stream_queue.h"
+
+namespace dc {
+
+class DeviceCompressedCall {
+ public:
+  // residual: device memory of count floats (null without error feedback); retired: device memory
+  // to free once the operation left its stream (a residual it replaces).
+  DeviceCompressedCall(device::StreamQueue& streams, const compression::Spec& spec, size_t count, dcDataType_t type,
+                       int rank, int nranks, float* residual, std::vector<void*> retired);
+  ~DeviceCompressedCall();
+
+  // The bytes its slot takes.
+  size_t slot_bytes() const { return messages_at_ + size_t(nranks_) * capacity_; }
+
+  // Before the doorbell: clears the slot's words (host stores, before the stream gets there) and
+  // enqueues the encode of send. Allocates the device workspaces.
+  Status enqueue_encode(device::Stream stream, const void* send, uint8_t* slot, uint64_t seed);
+  // The issuing thread: the lengths, then the messages, of every rank (fails with the
+  // communicator's error; a message longer than the worst case is the sender's fault).
+  dcResult_t exchange(dcComm_t comm, uint8_t* slot) const;
+  // After the gate: the decodes of every rank's message into recv, in rank order.
+  Status enqueue_decodes(device::Stream stream, void* recv, uint8_t* slot);
+  // Once the stream passed the decodes: the first message the decoder refused, as dcRemoteError.
+  Status decode_fault(const uint8_t* slot) const;
+
+  DeviceCompressedCall(const DeviceCompressedCall&) = delete;
+  DeviceCompressedCall& operator=(const DeviceCompressedCall&) = delete;
+
+ private:
+  uint32_t* result_words(uint8_t* slot) const { return reinterpret_cast<uint32_t*>(slot); }
+  uint64_t* lengths(uint8_t* slot) const { return reinterpret_cast<uint64_t*>(slot + lengths_at_); }
+  uint64_t* error_words(uint8_t* slot, int r) const {
+    return reinterpret_cast<uint64_t*>(slot + errors_at_) + 3 * size_t(r);
+  }
+  uint8_t* message(uint8_t* slot, int r) const { return slot + messages_at_ + size_t(r) * capacity_; }
+
+  device::StreamQueue& streams_;
+  compression::Spec spec_;
+  size_t count_;
+  dcDataType_t type_;
+  int rank_, nranks_;
+  float* residual_;
+  size_t capacity_;  // a message's worst case, rounded up to the slot alignment
+  size_t lengths_at_, errors_at_, messages_at_;
+  std::vector<void*> device_memory_;  // workspaces, and what retired_ named
+};
+
+}  // namespace dc
