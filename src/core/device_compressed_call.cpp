@@ -17,9 +17,28 @@ size_t aligned(size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
 
 }  // namespace
 
+void* StreamWorkspace::take(device::StreamQueue& streams, size_t bytes, Status* status) {
+  *status = Status::success();
+  if (bytes <= bytes_) return memory_;
+  void* grown = streams.alloc_device(bytes, status);
+  if (!status->ok()) return nullptr;
+  if (memory_) outgrown_.push_back(memory_);
+  memory_ = grown;
+  bytes_ = bytes;
+  return memory_;
+}
+
+void StreamWorkspace::release(device::StreamQueue& streams) {
+  for (void* p : outgrown_) streams.free_device(p);
+  if (memory_) streams.free_device(memory_);
+  outgrown_.clear();
+  memory_ = nullptr;
+  bytes_ = 0;
+}
+
 DeviceCompressedCall::DeviceCompressedCall(device::StreamQueue& streams, const compression::Spec& spec, size_t count,
                                            dcDataType_t type, int rank, int nranks, float* residual,
-                                           std::vector<void*> retired)
+                                           StreamWorkspace& workspace)
     : streams_(streams),
       spec_(spec),
       count_(count),
@@ -31,11 +50,7 @@ DeviceCompressedCall::DeviceCompressedCall(device::StreamQueue& streams, const c
       lengths_at_(kAlign),
       errors_at_(lengths_at_ + aligned(sizeof(uint64_t) * size_t(nranks))),
       messages_at_(errors_at_ + aligned(3 * sizeof(uint64_t) * size_t(nranks))),
-      device_memory_(std::move(retired)) {}
-
-DeviceCompressedCall::~DeviceCompressedCall() {
-  for (void* p : device_memory_) streams_.free_device(p);
-}
+      workspace_(workspace) {}
 
 Status DeviceCompressedCall::enqueue_encode(device::Stream stream, const void* send, uint8_t* slot, uint64_t seed) {
   std::memset(slot, 0, messages_at_);
@@ -51,9 +66,8 @@ Status DeviceCompressedCall::enqueue_encode(device::Stream stream, const void* s
   Status status;
   const uint64_t workspace = streams_.encode_workspace_bytes(e, &status);
   if (!status.ok()) return status;
-  e.workspace = streams_.alloc_device(workspace, &status);
+  e.workspace = workspace_.take(streams_, workspace, &status);
   if (!status.ok()) return status;
-  device_memory_.push_back(e.workspace);
   return streams_.enqueue_encode(stream, e);
 }
 
@@ -98,10 +112,9 @@ Status DeviceCompressedCall::enqueue_decodes(device::Stream stream, void* recv, 
   Status status;
   const uint64_t workspace = streams_.decode_workspace_bytes(d, &status);
   if (!status.ok()) return status;
-  d.workspace = streams_.alloc_device(workspace, &status);
+  // The encode's memory serves too: the decodes run after it, one after the other, on the stream.
+  d.workspace = workspace_.take(streams_, workspace, &status);
   if (!status.ok()) return status;
-  device_memory_.push_back(d.workspace);
-  // One workspace for all: the decodes run one after the other on the stream.
   for (int r = 0; r < nranks_ && status.ok(); ++r) {
     d.overwrite = r == 0;
     d.message = message(slot, r);

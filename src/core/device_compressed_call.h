@@ -22,19 +22,33 @@
 
 namespace dc {
 
+// Device memory that the codec calls of one stream share (they run one after the other on it, the
+// encode before the gate and the decodes after it). It grows to the largest asked for; what it
+// outgrew is kept until release, since freeing device memory (cudaFree) waits for every stream,
+// and a stream may be waiting at a gate that only the thread that would free it opens.
+class StreamWorkspace {
+ public:
+  void* take(device::StreamQueue& streams, size_t bytes, Status* status);
+  void release(device::StreamQueue& streams);
+
+ private:
+  void* memory_ = nullptr;
+  size_t bytes_ = 0;
+  std::vector<void*> outgrown_;
+};
+
 class DeviceCompressedCall {
  public:
-  // residual: device memory of count floats (null without error feedback); retired: device memory
-  // to free once the operation left its stream (a residual it replaces).
+  // residual: device memory of count floats (null without error feedback); workspace: the
+  // stream's.
   DeviceCompressedCall(device::StreamQueue& streams, const compression::Spec& spec, size_t count, dcDataType_t type,
-                       int rank, int nranks, float* residual, std::vector<void*> retired);
-  ~DeviceCompressedCall();
+                       int rank, int nranks, float* residual, StreamWorkspace& workspace);
 
   // The bytes its slot takes.
   size_t slot_bytes() const { return messages_at_ + size_t(nranks_) * capacity_; }
 
   // Before the doorbell: clears the slot's words (host stores, before the stream gets there) and
-  // enqueues the encode of send. Allocates the device workspaces.
+  // enqueues the encode of send.
   Status enqueue_encode(device::Stream stream, const void* send, uint8_t* slot, uint64_t seed);
   // The issuing thread: the lengths, then the messages, of every rank (fails with the
   // communicator's error; a message longer than the worst case is the sender's fault).
@@ -63,7 +77,7 @@ class DeviceCompressedCall {
   float* residual_;
   size_t capacity_;  // a message's worst case, rounded up to the slot alignment
   size_t lengths_at_, errors_at_, messages_at_;
-  std::vector<void*> device_memory_;  // workspaces, and what retired_ named
+  StreamWorkspace& workspace_;
 };
 
 }  // namespace dc

@@ -100,6 +100,8 @@ StreamBridge::~StreamBridge() {
   }
   streams_.free_pinned(gate_word_);
   for (const auto& [key, residual] : residuals_) streams_.free_device(residual.values);
+  for (float* values : replaced_residuals_) streams_.free_device(values);
+  for (auto& [stream, workspace] : workspaces_) workspace.release(streams_);
   if (zeros_) streams_.free_pinned(zeros_);
   close(wake_fd_);
 }
@@ -227,21 +229,19 @@ std::shared_ptr<DeviceCompressedCall> StreamBridge::device_compressed(const void
   args.op = op;
   const compression::Spec* spec = configured_spec(comm_, args);
   if (!spec || !compression::gpu::device_encodes(*spec)) return nullptr;
-  std::vector<void*> retired;
   float* residual = nullptr;
   if (spec->error_feedback) {
-    residual = device_residual(send, count, stream, &retired, status);
+    residual = device_residual(send, count, stream, status);
     if (!status->ok()) return nullptr;
   }
   return std::make_shared<DeviceCompressedCall>(streams_, *spec, count, type, rank_, nranks_, residual,
-                                                std::move(retired));
+                                                workspaces_[stream.handle]);
 }
 
-float* StreamBridge::device_residual(const void* key, size_t count, device::Stream stream, std::vector<void*>* retired,
-                                     Status* status) {
+float* StreamBridge::device_residual(const void* key, size_t count, device::Stream stream, Status* status) {
   DeviceResidual& r = residuals_[key];
   if (r.values && r.count == count) return r.values;
-  if (r.values) retired->push_back(r.values);  // an operation on the stream may still use it
+  if (r.values) replaced_residuals_.push_back(r.values);  // an operation on a stream may still use it
   r = {};
   constexpr size_t kZeroBytes = size_t{1} << 20;
   if (!zeros_) {
@@ -259,7 +259,7 @@ float* StreamBridge::device_residual(const void* key, size_t count, device::Stre
     *status = streams_.enqueue_copy(stream, reinterpret_cast<uint8_t*>(values) + at, zeros_,
                                     std::min(kZeroBytes, bytes - at));
   if (!status->ok()) {
-    retired->push_back(values);
+    replaced_residuals_.push_back(values);  // a copy into it may be on the stream
     return nullptr;
   }
   r = {values, count};

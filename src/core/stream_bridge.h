@@ -158,10 +158,8 @@ class StreamBridge {
   // group and a capture: coded on the device (device_compressed_call.h). Null: any other.
   std::shared_ptr<DeviceCompressedCall> device_compressed(const void* send, void* recv, size_t count, dcDataType_t type,
                                                           dcRedOp_t op, device::Stream stream, Status* status);
-  // The device residual of the user's buffer `key` (count floats, zeroed on the stream when new);
-  // *retired gets one it replaces, to free once the operation that takes the new one retired.
-  float* device_residual(const void* key, size_t count, device::Stream stream, std::vector<void*>* retired,
-                         Status* status);
+  // The device residual of the user's buffer `key` (count floats, zeroed on the stream when new).
+  float* device_residual(const void* key, size_t count, device::Stream stream, Status* status);
   // mutex_ held: records the first refusal of a decode by an operation that retired.
   void collect_decode_faults();
   dcResult_t enqueue(std::vector<Part> parts);
@@ -200,13 +198,17 @@ class StreamBridge {
   bool grouping_ = false;    // between begin_group and end_group (the caller's thread only)
   std::vector<Part> group_;  // the open group's calls
   std::shared_ptr<CapturedList> captured_ = std::make_shared<CapturedList>();
-  // Device residuals by the user's buffer, and a pinned block of zeros that new ones are copied from.
+  // Device residuals by the user's buffer, a pinned block of zeros that new ones are copied from,
+  // and the codec's workspace of each stream. Device memory is freed only when the bridge is
+  // destroyed (see StreamWorkspace): a residual another replaced waits in replaced_residuals_.
   struct DeviceResidual {
     float* values = nullptr;
     size_t count = 0;
   };
   std::map<const void*, DeviceResidual> residuals_;
+  std::vector<float*> replaced_residuals_;
   void* zeros_ = nullptr;
+  std::map<uint64_t, StreamWorkspace> workspaces_;
   uint64_t compressed_calls_ = 0;  // keys the stochastic rounding of each
   std::thread issuer_;
 };
