@@ -40,7 +40,7 @@ if command -v compute-sanitizer >/dev/null; then
 else
   echo "memcheck: compute-sanitizer not found on this machine" >>"$summary"
 fi
-grep -hE '^all-reduce |released after' "$out"/gpu_bridge_test.txt >>"$summary" 2>/dev/null
+grep -hE '^all-reduce |^compressed all-reduce |released after' "$out"/gpu_bridge_test.txt >>"$summary" 2>/dev/null
 
 # nccl-tests, unmodified, on DeepComm's libnccl.so.2 (when bundle.sh was given them): one rank on
 # the GPU, nccl-tests' own check of every result (-c 1), then the same captured in a CUDA graph and
