@@ -151,8 +151,9 @@ TEST(NcclDeviceBridge, DeviceCallsFollowTheirStreamAndGiveTheBytesOfHostMemory) 
               inputs.emplace_back(calls[c].in_bytes / sizeof(float));
               for (size_t i = 0; i < inputs[c].size(); ++i)
                 inputs[c][i] = 0.5f * static_cast<float>(rank + 1) + 1e-3f * static_cast<float>((i * 7 + c) % 997);
-              std::memcpy(in[c], inputs[c].data(), calls[c].in_bytes);  // cudaMemcpy, in the emulation
-              std::memset(out[c], 0xff, calls[c].out_bytes);
+              // cudaMemcpy, in the emulation (a send has no output, a receive no input: no buffer)
+              if (calls[c].in_bytes > 0) std::memcpy(in[c], inputs[c].data(), calls[c].in_bytes);
+              if (calls[c].out_bytes > 0) std::memset(out[c], 0xff, calls[c].out_bytes);
             }
             // The stream is busy with earlier work: every call must return before it ran.
             device.busy(reinterpret_cast<uint64_t>(stream), 200);
