@@ -73,24 +73,25 @@ Status DeviceCompressedCall::enqueue_encode(device::Stream stream, const void* s
 
 dcResult_t DeviceCompressedCall::exchange(dcComm_t comm, uint8_t* slot) const {
   uint64_t* length = lengths(slot);
+  // 0 when this rank's encode failed: the ranks still meet, and all of them fail.
   const uint64_t mine = std::atomic_ref<uint32_t>(result_words(slot)[0]).load(std::memory_order_acquire);
-  if (mine == 0) {
-    set_last_error("DeepComm: the device encode of a compressed all-reduce failed");
-    return dcInternalError;
-  }
   // On a failure the lengths go back to 0: the decodes then refuse empty messages and read nothing.
-  auto failed = [&](dcResult_t result) {
+  auto failed = [&](dcResult_t result, const std::string& why) {
     std::memset(length, 0, sizeof(uint64_t) * size_t(nranks_));
+    if (!why.empty()) set_last_error(why);
     return result;
   };
   dcResult_t result = dcAllGather(&mine, length, 1, dcUint64, comm, nullptr);
-  if (result != dcSuccess) return failed(result);
-  for (int r = 0; r < nranks_; ++r)
-    if (length[r] > capacity_) {
-      set_last_error("DeepComm: rank " + std::to_string(r) + "'s compressed message of " + std::to_string(length[r]) +
-                     " bytes is over the worst case of " + std::to_string(capacity_));
-      return failed(dcRemoteError);
-    }
+  if (result != dcSuccess) return failed(result, "");
+  for (int r = 0; r < nranks_; ++r) {
+    if (length[r] == 0)
+      return failed(r == rank_ ? dcInternalError : dcRemoteError,
+                    "DeepComm: the device encode of rank " + std::to_string(r) + " failed (compressed all-reduce)");
+    if (length[r] > capacity_)
+      return failed(dcRemoteError, "DeepComm: rank " + std::to_string(r) + "'s compressed message of " +
+                                       std::to_string(length[r]) + " bytes is over the worst case of " +
+                                       std::to_string(capacity_));
+  }
   result = dcGroupStart();
   for (int r = 0; r < nranks_ && result == dcSuccess; ++r) {
     if (r == rank_) continue;
@@ -98,7 +99,8 @@ dcResult_t DeviceCompressedCall::exchange(dcComm_t comm, uint8_t* slot) const {
     if (result == dcSuccess) result = dcRecv(message(slot, r), length[r], dcUint8, r, comm, nullptr);
   }
   const dcResult_t ended = dcGroupEnd();
-  return result != dcSuccess ? failed(result) : ended != dcSuccess ? failed(ended) : dcSuccess;
+  if (result == dcSuccess) result = ended;
+  return result == dcSuccess ? dcSuccess : failed(result, "");
 }
 
 Status DeviceCompressedCall::enqueue_decodes(device::Stream stream, void* recv, uint8_t* slot) {

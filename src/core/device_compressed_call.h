@@ -50,8 +50,9 @@ class DeviceCompressedCall {
   // Before the doorbell: clears the slot's words (host stores, before the stream gets there) and
   // enqueues the encode of send.
   Status enqueue_encode(device::Stream stream, const void* send, uint8_t* slot, uint64_t seed);
-  // The issuing thread: the lengths, then the messages, of every rank (fails with the
-  // communicator's error; a message longer than the worst case is the sender's fault).
+  // The issuing thread: the lengths, then the messages, of every rank. Fails with the
+  // communicator's error; a rank whose encode failed (length 0: every rank learns it) or whose
+  // message is longer than the worst case fails every rank (dcRemoteError, dcInternalError on it).
   dcResult_t exchange(dcComm_t comm, uint8_t* slot) const;
   // After the gate: the decodes of every rank's message into recv, in rank order.
   Status enqueue_decodes(device::Stream stream, void* recv, uint8_t* slot);

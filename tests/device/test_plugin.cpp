@@ -154,18 +154,19 @@ uint64_t encode_workspace_bytes(void*, const dcDeviceEncode_t* encode) {
   result_of(status);
   return bytes;
 }
-// Encodes enqueued, and whether each is followed by a flip of its message's header checksum (a
-// peer that sends a corrupt message).
+// Encodes enqueued, and what follows each: nothing (0), a flip of its message's header checksum
+// (1: a peer that sends a corrupt message) or a result of 0 bytes (2: an encode that failed).
 std::atomic<int> g_encodes{0};
-std::atomic<bool> g_corrupt_encodes{false};
+std::atomic<int> g_corrupt_encodes{0};
 
 int32_t enqueue_encode(void*, uint64_t stream, const dcDeviceEncode_t* encode) {
   const int32_t result = result_of(streams().enqueue_encode({stream}, *encode));
   if (result != 0) return result;
   ++g_encodes;
-  if (g_corrupt_encodes)
+  if (g_corrupt_encodes == 1)
     streams().enqueue_task({stream},
                            [message = encode->message] { message[dc::compression::wire::kHeaderCrcOffset] ^= 0x5a; });
+  if (g_corrupt_encodes == 2) streams().enqueue_task({stream}, [result = encode->result] { result[0] = 0; });
   return result;
 }
 
@@ -218,9 +219,9 @@ extern "C" DEEPCOMM_DEVICE_PLUGIN_EXPORT int testPluginSynchronize(uint64_t stre
 extern "C" DEEPCOMM_DEVICE_PLUGIN_EXPORT int testPluginIdle(uint64_t stream) {
   return streams().idle({stream}) ? 1 : 0;
 }
-// The GPU codec's encodes enqueued so far; from now on, each one's message corrupted (or not).
+// The GPU codec's encodes enqueued so far; from now on, what follows each (g_corrupt_encodes).
 extern "C" DEEPCOMM_DEVICE_PLUGIN_EXPORT int testPluginEncodes() { return g_encodes; }
-extern "C" DEEPCOMM_DEVICE_PLUGIN_EXPORT void testPluginCorruptEncodes(int on) { g_corrupt_encodes = on != 0; }
+extern "C" DEEPCOMM_DEVICE_PLUGIN_EXPORT void testPluginCorruptEncodes(int how) { g_corrupt_encodes = how; }
 extern "C" DEEPCOMM_DEVICE_PLUGIN_EXPORT void testPluginBusy(uint64_t stream, int milliseconds) {
   streams().enqueue_task({stream},
                          [milliseconds] { std::this_thread::sleep_for(std::chrono::milliseconds(milliseconds)); });

@@ -44,8 +44,8 @@ struct Emulated {
   int (*end_capture)(uint64_t stream) = nullptr;  // the graph's number
   int (*launch)(int graph, uint64_t stream) = nullptr;
   void (*destroy_graph)(int graph) = nullptr;
-  int (*encodes)() = nullptr;  // the GPU codec's encodes enqueued so far
-  void (*corrupt_encodes)(int on) = nullptr;
+  int (*encodes)() = nullptr;                  // the GPU codec's encodes enqueued so far
+  void (*corrupt_encodes)(int how) = nullptr;  // 1: flip each message's checksum; 2: fail each encode
 
   bool load() {
     void* plugin = dlopen(TEST_STREAM_PLUGIN, RTLD_NOW | RTLD_LOCAL);
@@ -433,18 +433,19 @@ TEST(NcclDeviceBridge, CompressionCodedOnTheDeviceGivesTheHostPlansBits) {
       device_compression_matches_host(spec, transport);
 }
 
-// Rank 1's device encoder sends a message whose header checksum is flipped: every rank's decode
-// refuses it, the streams go on (released, not blocked), and each communicator shows ncclRemoteError
-// naming rank 1 and the checksum, within 2 s of the stream passing the decodes.
-TEST(NcclDeviceBridge, ACorruptMessageFromAPeerIsARemoteErrorAndTheStreamGoesOn) {
-  // The ranks wait for each other (a file each) before aborting: a peer's abort is an error too.
+// Rank 1's device codec fails (how 1: its message's header checksum is flipped; how 2: its encode
+// reports 0 bytes): every rank's stream passes the operation (released, not blocked), and each
+// communicator shows `want` (rank 1's: `want_on_1`) naming rank 1 and `words`, within 2 s of the
+// stream passing. The ranks wait for each other (a file each) before aborting: a peer's abort is
+// an error too.
+void a_failed_codec_on_rank_1(int how, ncclResult_t want, ncclResult_t want_on_1, const char* words) {
   char folder[] = "/tmp/dc-corrupt-XXXXXX";
   ASSERT_NE(mkdtemp(folder), nullptr);
   const std::string marks = folder;
-  const auto body = [marks](int rank, int n, ncclComm_t comm) {
+  const auto body = [=](int rank, int n, ncclComm_t comm) {
     Emulated device;
     if (!device.load()) return complain(rank, std::string("test plugin: ") + dlerror());
-    device.corrupt_encodes(rank == 1);
+    device.corrupt_encodes(rank == 1 ? how : 0);
     const size_t count = 20000;
     void *in = nullptr, *out = nullptr;
     if (ncclMemAlloc(&in, count * 4) != ncclSuccess || ncclMemAlloc(&out, count * 4) != ncclSuccess)
@@ -462,12 +463,12 @@ TEST(NcclDeviceBridge, ACorruptMessageFromAPeerIsARemoteErrorAndTheStreamGoesOn)
       if (ncclCommGetAsyncError(comm, &async) != ncclSuccess) return complain(rank, "ncclCommGetAsyncError");
       if (async == ncclSuccess) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
-    if (async != ncclRemoteError)
-      return complain(rank, "asynchronous error " + std::to_string(async) + ", not ncclRemoteError");
-    const std::string why = ncclGetLastError(comm);
     int failures = 0;
-    if (why.find("rank 1") == std::string::npos || why.find("checksum") == std::string::npos)
-      failures += complain(rank, "the error does not name rank 1's checksum: " + why);
+    if (async != (rank == 1 ? want_on_1 : want))
+      failures += complain(rank, "asynchronous error " + std::to_string(async));
+    const std::string why = ncclGetLastError(comm);
+    if (why.find("rank 1") == std::string::npos || why.find(words) == std::string::npos)
+      failures += complain(rank, "the error does not name rank 1 and '" + std::string(words) + "': " + why);
     std::fclose(std::fopen((marks + "/" + std::to_string(rank)).c_str(), "w"));
     const auto all_checked = [&] {
       for (int r = 0; r < n; ++r)
@@ -485,8 +486,17 @@ TEST(NcclDeviceBridge, ACorruptMessageFromAPeerIsARemoteErrorAndTheStreamGoesOn)
                                     {"DEEPCOMM_COMPRESS", "q8,huffman"},
                                     {"DEEPCOMM_COMPRESS_MIN_BYTES", "0"}},
                                    body),
-            "");
+            "")
+      << "how " << how;
   std::filesystem::remove_all(marks);
+}
+
+TEST(NcclDeviceBridge, ACorruptMessageFromAPeerIsARemoteErrorAndTheStreamGoesOn) {
+  a_failed_codec_on_rank_1(1, ncclRemoteError, ncclRemoteError, "checksum");
+}
+
+TEST(NcclDeviceBridge, AFailedEncodeFailsEveryRankAndTheStreamsGoOn) {
+  a_failed_codec_on_rank_1(2, ncclRemoteError, ncclInternalError, "device encode");
 }
 
 TEST(NcclDeviceBridge, AKilledPeerReleasesTheStreamWithAnAsyncError) {
