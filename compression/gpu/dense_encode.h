@@ -24,6 +24,7 @@
 #include "compression/gpu/crc32c.h"
 #include "compression/gpu/flags.h"
 #include "compression/gpu/huffman_code.h"
+#include "compression/gpu/message_header.h"
 #include "compression/quantize.h"
 #include "compression/rng.h"
 #include "kernels/element_kernels.h"
@@ -232,24 +233,13 @@ DC_HOST_DEVICE inline void write_chunks(const kernels::ThreadCoords& t, const De
 
 DC_HOST_DEVICE inline void write_header(const kernels::ThreadCoords& t, const DenseEncodeArgs& a) {
   if (t.first() != 0) return;
-  uint8_t* msg = a.message;
   const DenseEncodeState& st = *a.state;
   uint8_t flags = wire::kQ8;
   if (a.huffman) flags |= wire::kHuffman;
   if (a.rounding == Rounding::stochastic) flags |= wire::kStochastic;
   if (st.nonfinite) flags |= wire::kNonFinite;
-  store_u32(msg, wire::kMagic);
-  msg[4] = wire::kVersion;
-  msg[5] = flags;
-  msg[6] = uint8_t(a.chunk_log2);
-  msg[7] = 0;
-  store_u64(msg + 8, a.count);
-  store_u32(msg + 16, a.block);
-  store_u32(msg + 20, st.header_bytes);
-  store_u32(msg + 24, st.message_bytes);
-  store_u32(msg + wire::kHeaderCrcOffset, 0);
-  if (a.huffman) copy_bytes(msg + wire::kFixedHeaderBytes, st.table, st.table_bytes);
-  store_u32(msg + wire::kHeaderCrcOffset, crc32c(*a.crc, 0, msg, st.header_bytes));
+  write_message_header(a.message, {flags, a.chunk_log2, a.count, a.block, st.header_bytes, st.message_bytes}, st.table,
+                       a.huffman ? st.table_bytes : 0, nullptr, 0, *a.crc);
 }
 
 // The stages of a dense encode in launch order, each with the items its grid covers: calls

@@ -22,6 +22,17 @@ constexpr size_t kWorkspaceAlign = 256;
 
 inline size_t align_up(size_t n) { return (n + kWorkspaceAlign - 1) / kWorkspaceAlign * kWorkspaceAlign; }
 
+// Lays arrays out one after the other, each aligned to kWorkspaceAlign: take gives an array's
+// offset, at the workspace's bytes so far.
+struct WorkspaceCursor {
+  size_t at = 0;
+  size_t take(size_t bytes) {
+    const size_t here = at;
+    at += align_up(bytes);
+    return here;
+  }
+};
+
 // The stage arguments but for the pointers into the workspace (layout_of then places them).
 inline DenseEncodeArgs dense_encode_args(const Spec& spec, ElemType type, const void* input, uint64_t count,
                                          float* residual, uint64_t seed, const CrcTables* crc, uint8_t* message) {
@@ -50,21 +61,16 @@ inline DenseEncodeArgs dense_encode_args(const Spec& spec, ElemType type, const 
 
 inline DenseEncodeLayout layout_of(const DenseEncodeArgs& a) {
   DenseEncodeLayout l{};
-  size_t at = 0;
-  auto take = [&](size_t bytes) {
-    const size_t here = at;
-    at += align_up(bytes);
-    return here;
-  };
-  l.symbols = take(a.count);
-  l.scales = take(sizeof(float) * a.blocks);
-  l.histograms = take(a.huffman ? sizeof(uint32_t) * wire::kValueAlphabet * a.chunks : 0);
-  l.stream_sizes = take(a.huffman ? sizeof(uint32_t) * wire::kMaxStreams * a.chunks : 0);
-  l.streams = take(a.huffman ? a.stream_capacity * wire::kMaxStreams * a.chunks : 0);
-  l.chunk_ends = take(sizeof(uint32_t) * a.chunks);
-  l.state = take(sizeof(DenseEncodeState));
-  l.merge = take(a.huffman ? sizeof(PackageMergeScratch) : 0);
-  l.bytes = at;
+  WorkspaceCursor cursor;
+  l.symbols = cursor.take(a.count);
+  l.scales = cursor.take(sizeof(float) * a.blocks);
+  l.histograms = cursor.take(a.huffman ? sizeof(uint32_t) * wire::kValueAlphabet * a.chunks : 0);
+  l.stream_sizes = cursor.take(a.huffman ? sizeof(uint32_t) * wire::kMaxStreams * a.chunks : 0);
+  l.streams = cursor.take(a.huffman ? a.stream_capacity * wire::kMaxStreams * a.chunks : 0);
+  l.chunk_ends = cursor.take(sizeof(uint32_t) * a.chunks);
+  l.state = cursor.take(sizeof(DenseEncodeState));
+  l.merge = cursor.take(a.huffman ? sizeof(PackageMergeScratch) : 0);
+  l.bytes = cursor.at;
   return l;
 }
 

@@ -17,6 +17,7 @@
 
 #include "compression/gpu/bits.h"
 #include "compression/gpu/flags.h"
+#include "compression/gpu/message_header.h"
 #include "compression/gpu/sparse_encode_args.h"
 #include "compression/gpu/topk_select.h"
 
@@ -269,30 +270,16 @@ DC_HOST_DEVICE inline void write_chunks(const kernels::ThreadCoords& t, const Sp
 
 DC_HOST_DEVICE inline void write_header(const kernels::ThreadCoords& t, const SparseEncodeArgs& a) {
   if (t.first() != 0) return;
-  uint8_t* msg = a.message;
   const SparseEncodeState& st = *a.state;
   uint8_t flags = wire::kSparse;
   if (a.q8) flags |= wire::kQ8;
   if (a.huffman) flags |= wire::kHuffman;
   if (a.q8 && a.rounding == Rounding::stochastic) flags |= wire::kStochastic;
   if (st.nonfinite) flags |= wire::kNonFinite;
-  store_u32(msg, wire::kMagic);
-  msg[4] = wire::kVersion;
-  msg[5] = flags;
-  msg[6] = uint8_t(a.chunk_log2);
-  msg[7] = 0;
-  store_u64(msg + 8, a.count);
-  store_u32(msg + 16, a.q8 ? a.block : 0);
-  store_u32(msg + 20, st.header_bytes);
-  store_u32(msg + 24, st.message_bytes);
-  store_u32(msg + wire::kHeaderCrcOffset, 0);
-  size_t pos = wire::kFixedHeaderBytes;
-  if (a.huffman && a.q8) {
-    copy_bytes(msg + pos, st.tables[0], st.table_bytes[0]);
-    pos += st.table_bytes[0];
-  }
-  if (a.huffman) copy_bytes(msg + pos, st.tables[1], st.table_bytes[1]);
-  store_u32(msg + wire::kHeaderCrcOffset, crc32c(*a.crc, 0, msg, st.header_bytes));
+  const bool value_table = a.huffman && a.q8;
+  write_message_header(a.message, {flags, a.chunk_log2, a.count, a.q8 ? a.block : 0, st.header_bytes, st.message_bytes},
+                       st.tables[0], value_table ? st.table_bytes[0] : 0, st.tables[1],
+                       a.huffman ? st.table_bytes[1] : 0, *a.crc);
 }
 
 // The stages of a sparse encode in launch order, each with the items its grid covers (at most:

@@ -66,27 +66,22 @@ inline SparseEncodeArgs sparse_encode_args(const Spec& spec, uint64_t k, ElemTyp
 
 inline SparseEncodeLayout layout_of(const SparseEncodeArgs& a) {
   SparseEncodeLayout l{};
-  size_t at = 0;
-  auto take = [&](size_t bytes) {
-    const size_t here = at;
-    at += align_up(bytes);
-    return here;
-  };
-  l.sample_bits = take(sizeof(uint32_t) * a.samples);
-  l.scan_counts = take(sizeof(uint32_t) * 2 * a.scan_blocks);
-  l.admitted = take(sizeof(Entry) * a.count);
-  l.keep_counts = take(sizeof(uint32_t) * 3 * a.scan_blocks);
-  l.entries = take(sizeof(Entry) * a.count);
-  l.chunk_entries = take(sizeof(uint32_t) * 2 * a.chunks);
-  l.symbols = take(a.q8 ? a.count : 0);
-  l.scales = take(a.q8 ? sizeof(float) * a.chunks * a.blocks_per_chunk : 0);
-  l.histograms = take(a.huffman ? sizeof(uint32_t) * kHistogramWords * a.chunks : 0);
-  l.stream_sizes = take(a.huffman ? sizeof(uint32_t) * wire::kMaxStreams * a.chunks : 0);
-  l.streams = take(a.huffman ? a.stream_capacity * wire::kMaxStreams * a.chunks : 0);
-  l.chunk_ends = take(sizeof(uint32_t) * a.chunks);
-  l.state = take(sizeof(SparseEncodeState));
-  l.merge = take(a.huffman ? sizeof(PackageMergeScratch) : 0);
-  l.bytes = at;
+  WorkspaceCursor cursor;
+  l.sample_bits = cursor.take(sizeof(uint32_t) * a.samples);
+  l.scan_counts = cursor.take(sizeof(uint32_t) * 2 * a.scan_blocks);
+  l.admitted = cursor.take(sizeof(Entry) * a.count);
+  l.keep_counts = cursor.take(sizeof(uint32_t) * 3 * a.scan_blocks);
+  l.entries = cursor.take(sizeof(Entry) * a.count);
+  l.chunk_entries = cursor.take(sizeof(uint32_t) * 2 * a.chunks);
+  l.symbols = cursor.take(a.q8 ? a.count : 0);
+  l.scales = cursor.take(a.q8 ? sizeof(float) * a.chunks * a.blocks_per_chunk : 0);
+  l.histograms = cursor.take(a.huffman ? sizeof(uint32_t) * kHistogramWords * a.chunks : 0);
+  l.stream_sizes = cursor.take(a.huffman ? sizeof(uint32_t) * wire::kMaxStreams * a.chunks : 0);
+  l.streams = cursor.take(a.huffman ? a.stream_capacity * wire::kMaxStreams * a.chunks : 0);
+  l.chunk_ends = cursor.take(sizeof(uint32_t) * a.chunks);
+  l.state = cursor.take(sizeof(SparseEncodeState));
+  l.merge = cursor.take(a.huffman ? sizeof(PackageMergeScratch) : 0);
+  l.bytes = cursor.at;
   return l;
 }
 
