@@ -2,12 +2,12 @@
 
 #include <unistd.h>
 
-#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <span>
 
+#include "compression/gpu/decode.h"
 #include "compression/gpu/emulated_decoder.h"
 #include "compression/gpu/emulated_encoder.h"
 #include "device/codec_descriptors.h"
@@ -157,13 +157,8 @@ Status CpuStreamQueue::enqueue_decode(Stream stream, const dcDeviceDecode_t& d) 
   if (!checked.ok()) return checked;
   return enqueue(stream, [d] {
     const compression::Target target{static_cast<dcDataType_t>(d.datatype), d.dst, d.count, d.overwrite != 0};
-    // A length read now is read as a GPU reads it: at most the capacity.
-    const uint64_t bytes =
-        d.message_bytes_at
-            ? std::min(
-                  std::atomic_ref<uint64_t>(const_cast<uint64_t&>(*d.message_bytes_at)).load(std::memory_order_acquire),
-                  d.message_bytes)
-            : d.message_bytes;
+    // Read as a GPU reads it (the gate before this decode orders the writer's store before it).
+    const uint64_t bytes = compression::gpu::message_bytes_now(d.message_bytes, d.message_bytes_at);
     compression::gpu::pack_decode_error(
         compression::gpu::decode_emulated(std::span<const uint8_t>(d.message, bytes), target), d.error);
   });

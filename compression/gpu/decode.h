@@ -140,11 +140,12 @@ DC_HOST_DEVICE inline ChunkBytes chunk_bytes(const DecodeArgs& a, uint32_t c) {
   return {c == 0 ? m.header_bytes : load_u32(entry - wire::kChunkEntryBytes), load_u32(entry), load_u32(entry + 4)};
 }
 
-// The message's bytes: what the arguments say, or what size_at says when parse_message runs.
-DC_HOST_DEVICE inline uint64_t message_size(const DecodeArgs& a) {
-  if (!a.size_at) return a.size;
-  const uint64_t size = *a.size_at;
-  return size < a.size ? size : a.size;
+// A message's bytes when its decode runs: capacity, or what *size_at says then (at most capacity).
+// The CPU stream queue reads a descriptor's message_bytes_at with it too.
+DC_HOST_DEVICE inline uint64_t message_bytes_now(uint64_t capacity, const uint64_t* size_at) {
+  if (!size_at) return capacity;
+  const uint64_t size = *size_at;
+  return size < capacity ? size : capacity;
 }
 
 // MessageHeader::header_bytes and parse, then decode_accumulate's checks of the message's size and
@@ -152,7 +153,7 @@ DC_HOST_DEVICE inline uint64_t message_size(const DecodeArgs& a) {
 DC_HOST_DEVICE inline DecodeError parse_header(const DecodeArgs& a, DecodeState& s) {
   using F = DecodeFault;
   const uint8_t* p = a.message;
-  const uint64_t size = message_size(a);
+  const uint64_t size = message_bytes_now(a.size, a.size_at);
   if (size < wire::kFixedHeaderBytes) return {F::truncated_prefix, 0, size};
   if (load_u32(p) != wire::kMagic) return {F::bad_magic};
   if (p[4] != wire::kVersion) return {F::version, 0, p[4]};

@@ -226,8 +226,7 @@ DC_HOST_DEVICE inline void write_chunks(const kernels::ThreadCoords& t, const De
         pos += sizes[s];
       }
     }
-    store_u32(a.message + table + wire::kChunkEntryBytes * c, a.chunk_ends[c]);
-    store_u32(a.message + table + wire::kChunkEntryBytes * c + 4, crc32c(*a.crc, 0, out, pos));
+    store_chunk_entry(a.message + table, c, a.chunk_ends[c], crc32c(*a.crc, 0, out, pos));
   }
 }
 

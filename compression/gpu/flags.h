@@ -18,6 +18,14 @@ DC_HOST_DEVICE inline void raise_flags(uint32_t* word, uint32_t flags) {
 #endif
 }
 
+DC_HOST_DEVICE inline void count_up(uint32_t* word, uint32_t n) {
+#if defined(__CUDA_ARCH__)
+  atomicAdd(word, n);
+#else
+  __atomic_fetch_add(word, n, __ATOMIC_RELAXED);
+#endif
+}
+
 DC_HOST_DEVICE inline void lower_to(uint64_t* word, uint64_t value) {
 #if defined(__CUDA_ARCH__)
   atomicMin(reinterpret_cast<unsigned long long*>(word), static_cast<unsigned long long>(value));

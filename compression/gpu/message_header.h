@@ -1,5 +1,6 @@
 // The header of a message as both GPU encoders write it (wire_format.h): the fixed fields, the code
-// tables after them, then the header's CRC32C over both. DC_HOST_DEVICE.
+// tables after them, then the header's CRC32C over both; and a chunk table's entries.
+// DC_HOST_DEVICE.
 #pragma once
 
 #include <cstddef>
@@ -42,6 +43,12 @@ DC_HOST_DEVICE inline void write_message_header(uint8_t* msg, const HeaderFields
   copy_bytes(msg + wire::kFixedHeaderBytes, first_table, first_bytes);
   copy_bytes(msg + wire::kFixedHeaderBytes + first_bytes, second_table, second_bytes);
   store_u32(msg + wire::kHeaderCrcOffset, crc32c(crc, 0, msg, h.header_bytes));
+}
+
+// Chunk c's entry in the chunk table at `table`: its end offset in the message, its CRC32C.
+DC_HOST_DEVICE inline void store_chunk_entry(uint8_t* table, uint32_t c, uint32_t end, uint32_t crc) {
+  store_u32(table + wire::kChunkEntryBytes * c, end);
+  store_u32(table + wire::kChunkEntryBytes * c + 4, crc);
 }
 
 }  // namespace

@@ -263,8 +263,7 @@ DC_HOST_DEVICE inline void write_chunks(const kernels::ThreadCoords& t, const Sp
       for (uint64_t b = 0; b < wire::div_ceil(ci.items(), a.block); ++b, pos += 4) store_f32(out + pos, scales[b]);
     }
     pos += write_values(a, c, ci, out + pos);
-    store_u32(a.message + table + wire::kChunkEntryBytes * c, a.chunk_ends[c]);
-    store_u32(a.message + table + wire::kChunkEntryBytes * c + 4, crc32c(*a.crc, 0, out, pos));
+    store_chunk_entry(a.message + table, c, a.chunk_ends[c], crc32c(*a.crc, 0, out, pos));
   }
 }
 

@@ -132,7 +132,6 @@ DC_HOST_DEVICE inline ChunkItems chunk_items(const SparseEncodeArgs& a, uint32_t
   return {first, kept, len, uint64_t(kept) * wire::kSparseDensity <= len};
 }
 
-DC_HOST_DEVICE inline bool finite_value(float v) { return (float_bits_of(v) & kAbsMask) < kInfBits; }
 DC_HOST_DEVICE inline uint32_t magnitude_of(float v) { return float_bits_of(v) & kAbsMask; }
 
 DC_HOST_DEVICE inline unsigned bit_width(uint32_t v) {

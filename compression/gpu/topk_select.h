@@ -40,14 +40,6 @@ DC_HOST_DEVICE inline float accumulated_at(const SparseEncodeArgs& a, uint64_t i
   }
 }
 
-DC_HOST_DEVICE inline void count_up(uint32_t* word, uint32_t n) {
-#if defined(__CUDA_ARCH__)
-  atomicAdd(word, n);
-#else
-  __atomic_fetch_add(word, n, __ATOMIC_RELAXED);
-#endif
-}
-
 DC_HOST_DEVICE inline uint64_t scan_block_end(const SparseEncodeArgs& a, uint64_t b) {
   const uint64_t end = (b + 1) * kScanElements;
   return end < a.count ? end : a.count;

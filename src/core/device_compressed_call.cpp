@@ -128,9 +128,8 @@ Status DeviceCompressedCall::enqueue_decodes(device::Stream stream, void* recv, 
 }
 
 Status DeviceCompressedCall::decode_fault(const uint8_t* slot) const {
-  auto* words = const_cast<uint8_t*>(slot);
   for (int r = 0; r < nranks_; ++r) {
-    const compression::gpu::DecodeError e = compression::gpu::unpack_decode_error(error_words(words, r));
+    const compression::gpu::DecodeError e = compression::gpu::unpack_decode_error(error_words(slot, r));
     if (e.fault != compression::gpu::DecodeFault::none)
       return Status::failure(dcRemoteError, "DeepComm: the compressed message of rank " + std::to_string(r) +
                                                 " was refused on the device: " + compression::decode_error_message(e));

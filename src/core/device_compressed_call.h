@@ -68,6 +68,9 @@ class DeviceCompressedCall {
   uint64_t* error_words(uint8_t* slot, int r) const {
     return reinterpret_cast<uint64_t*>(slot + errors_at_) + 3 * size_t(r);
   }
+  const uint64_t* error_words(const uint8_t* slot, int r) const {
+    return reinterpret_cast<const uint64_t*>(slot + errors_at_) + 3 * size_t(r);
+  }
   uint8_t* message(uint8_t* slot, int r) const { return slot + messages_at_ + size_t(r) * capacity_; }
 
   device::StreamQueue& streams_;
