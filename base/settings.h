@@ -1,5 +1,6 @@
-// The settings base/ reads (config_table.h): logging (log.cpp) and the network interface every
-// socket binds (net_interface.cpp). docs/configuration.md documents them.
+// The settings base/ reads (config_table.h): logging (log.cpp), the network interface every
+// socket binds (net_interface.cpp) and the slice of a sleeping thread (wake_slice.cpp).
+// docs/configuration.md documents them.
 #pragma once
 
 #include "base/config_table.h"
@@ -37,7 +38,15 @@ inline constexpr Setting kNcclSocketIfname{
     .default_text = kDefaultInterface,
     .doc = "The interface sockets bind: prefixes, ^ to exclude, = for exact names."};
 
+inline constexpr Setting kDeepcommWakeSliceUs{
+    .name = "DEEPCOMM_WAKE_SLICE_US",
+    .type = Type::Integer,
+    .default_text = "100",
+    .min = 0,
+    .max = 100000,
+    .doc = "Scheduling slice of a thread asleep in DeepComm, so a peer's message preempts a busy core (0: off)."};
+
 inline constexpr const Setting* kBaseTable[] = {&kDeepcommDebug, &kNcclDebug, &kDeepcommSocketIfname,
-                                                &kNcclSocketIfname};
+                                                &kNcclSocketIfname, &kDeepcommWakeSliceUs};
 
 }  // namespace dc::settings

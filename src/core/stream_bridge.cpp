@@ -12,6 +12,7 @@
 #include <string>
 
 #include "base/log.h"
+#include "base/wake_slice.h"
 #include "compression/gpu/emulated_encoder.h"
 #include "kernels/reduce.h"
 #include "src/core/compressed_issue.h"
@@ -112,10 +113,13 @@ dcResult_t StreamBridge::all_reduce(const void* send, void* recv, size_t count, 
   if (bytes == kBadSize) return refuse(dcInvalidArgument, "DeepComm: device all-reduce: bad count or datatype");
   Status status;
   if (auto compressed = device_compressed(send, recv, count, type, op, stream, &status)) {
-    Part part{stream, send, 0, recv, 0, compressed->slot_bytes(), [this, compressed](const void*, void* out) {
-                return compressed->exchange(comm_, static_cast<uint8_t*>(out));
-              }};
-    part.compressed = std::move(compressed);
+    Part part{.stream = stream,
+              .send = send,
+              .recv = recv,
+              .slot_out_bytes = compressed->slot_bytes(),
+              .run = [this, compressed](const void*,
+                                        void* out) { return compressed->exchange(comm_, static_cast<uint8_t*>(out)); },
+              .compressed = compressed};
     std::vector<Part> parts;
     parts.push_back(std::move(part));
     return enqueue(std::move(parts));
@@ -343,7 +347,7 @@ dcResult_t StreamBridge::add(device::Stream stream, const void* send, size_t in_
                              Run run, bool copies_out) {
   if ((in_bytes > 0 && send == nullptr) || (copies_out && out_bytes > 0 && recv == nullptr))
     return refuse(dcInvalidArgument, "DeepComm: device operation: NULL buffer");
-  Part part{stream, send, in_bytes, recv, copies_out ? out_bytes : 0, out_bytes, std::move(run)};
+  Part part{stream, send, in_bytes, recv, copies_out ? out_bytes : 0, out_bytes, std::move(run), 0, 0, nullptr};
   if (grouping_) {
     group_.push_back(std::move(part));
     return dcSuccess;
@@ -497,6 +501,7 @@ void StreamBridge::run_captured() {
 }
 
 void StreamBridge::issue_loop() {
+  use_short_wake_slice();  // a doorbell is noticed as soon as a message is
   std::unique_lock<std::mutex> lock(mutex_);
   while (!stopping_) {
     free_retired();

@@ -9,6 +9,7 @@
 #include "base/fork_park.h"
 #include "base/log.h"
 #include "base/poll_hooks.h"
+#include "base/wake_slice.h"
 
 namespace dc {
 
@@ -97,6 +98,7 @@ bool Engine::engine_thread_reclaims(Clock::time_point now) const {
 
 void Engine::run() {
   pthread_setname_np(pthread_self(), "dc-progress");
+  use_short_wake_slice();
   auto guard = boost::asio::make_work_guard(io_);
   std::unique_lock<std::mutex> lock(mutex_);
   while (!io_.stopped()) {
@@ -138,6 +140,7 @@ bool Engine::drive_until(const std::function<bool()>& done, Clock::time_point de
         ++wanting_;
         boost::asio::post(io_, [] {});
       }
+      use_short_wake_slice();  // a peer's wake-up then preempts what runs here
       if (cv_.wait_until(lock, deadline) == std::cv_status::timeout && holder_ != Holder::Nobody) {
         --wanting_;
         return done();
@@ -167,6 +170,7 @@ bool Engine::drive_until(const std::function<bool()>& done, Clock::time_point de
       spin_end = Clock::now() + kDriverSpin;
       continue;
     }
+    use_short_wake_slice();
     run_one_handler(deadline);
     spin_end = Clock::now() + kDriverSpin;
   }

@@ -11,6 +11,7 @@
 #include <new>
 
 #include "base/error.h"
+#include "base/wake_slice.h"
 
 namespace dc {
 
@@ -143,6 +144,7 @@ bool FlatBoard::wait(const std::function<bool()>& ready, std::chrono::steady_clo
     if (ready()) return true;
     sched_yield();
   }
+  use_short_wake_slice();  // a peer's post then preempts whatever runs on this core
   Header* h = header();
   for (;;) {
     const uint32_t seen = h->wake.load(std::memory_order_seq_cst);

@@ -7,6 +7,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "base/log.h"
+#include "base/wake_slice.h"
 #include "kernels/reduce.h"
 #include "src/exec/codec_pool.h"
 #include "src/exec/comm_failure.h"
@@ -43,6 +44,7 @@ bool OpBatch::wait_until(std::chrono::steady_clock::time_point deadline) {
   Engine& engine = Engine::instance();
   if (engine.drive_until([this] { return finished_.load(std::memory_order_acquire); }, deadline)) return true;
   Engine::Waiting waiting(engine);  // another thread drives, or the deadline passed
+  use_short_wake_slice();
   std::unique_lock<std::mutex> lock(mutex_);
   return cv_.wait_until(lock, deadline, [this] { return outstanding_ == 0; });
 }
