@@ -34,11 +34,7 @@ bool ExecComm::wait_idle(int wait_ms) {
 
 uint64_t ExecComm::releasable_bytes() const {
   uint64_t bytes = scratch_held.load();
-  if (links) {
-    for (int index : link_index) {
-      if (const auto& connection = links->peers[index]) bytes += connection->held_bytes();
-    }
-  }
+  for_each_connection([&](Connection& connection) { bytes += connection.held_bytes(); });
   return bytes;
 }
 
@@ -55,11 +51,7 @@ void ExecComm::release_scratch() {
 
 size_t ExecComm::release_idle_connections() {
   size_t bytes = 0;
-  if (links) {
-    for (int index : link_index) {
-      if (const auto& connection = links->peers[index]) bytes += connection->release_idle_memory();
-    }
-  }
+  for_each_connection([&](Connection& connection) { bytes += connection.release_idle_memory(); });
   return bytes;
 }
 

@@ -88,6 +88,13 @@ struct ExecComm {
   ExecComm();  // out of line, where FlatBoard is complete
   ~ExecComm();
   Connection* peer(int r) const { return links->peers[link_index[r]].get(); }
+  // Calls fn(Connection&) for each of the communicator's connections (none before set-up).
+  template <class Fn>
+  void for_each_connection(Fn fn) const {
+    if (!links) return;
+    for (int index : link_index)
+      if (const auto& connection = links->peers[index]) fn(*connection);
+  }
   void set_error(dcResult_t code, const std::string& message);
   Status error();
   // Waits until no operation is in flight; false when some still are after timeout_ms.

@@ -103,9 +103,10 @@ void make_premul_sum(Reduction& r, dcComm_t comm) {
 
 void check_cpu(const at::Tensor& tensor, const char* op) {
   TORCH_CHECK(tensor.defined(), "deepcomm: ", op, ": undefined tensor");
-  TORCH_CHECK(!tensor.is_cuda(), "deepcomm: ", op,
-              ": CUDA tensors are not supported yet (DeepComm's GPU path "
-              "does not exist); use CPU tensors, or the 'nccl' backend for CUDA tensors");
+  TORCH_CHECK(
+      !tensor.is_cuda(), "deepcomm: ", op,
+      ": the deepcomm backend takes CPU tensors; for CUDA tensors use the 'nccl' backend, "
+      "which runs on DeepComm with its libnccl.so.2 preloaded (init_process_group(\"cpu:deepcomm,cuda:nccl\"))");
   TORCH_CHECK(tensor.device().is_cpu(), "deepcomm: ", op, ": only CPU tensors are supported, got a tensor on ",
               tensor.device());
   TORCH_CHECK(tensor.layout() == at::kStrided, "deepcomm: ", op, ": sparse tensors are not supported");
