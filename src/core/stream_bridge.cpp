@@ -11,11 +11,13 @@
 #include <cstring>
 #include <string>
 
+#include "base/config_table.h"
 #include "base/log.h"
 #include "base/wake_slice.h"
 #include "compression/gpu/emulated_encoder.h"
 #include "kernels/reduce.h"
 #include "src/core/compressed_issue.h"
+#include "src/core/settings.h"
 
 namespace dc {
 
@@ -52,7 +54,10 @@ void wake(int fd) {
 }  // namespace
 
 StreamBridge::StreamBridge(dcComm_t comm, device::StreamQueue& streams)
-    : comm_(comm), streams_(streams), pool_(streams, kCachedPinnedBytes) {
+    : comm_(comm),
+      streams_(streams),
+      pool_(streams, kCachedPinnedBytes),
+      residuals_(streams, comm->config.compress_ef_bytes) {
   if (dcCommCount(comm, &nranks_) != dcSuccess || dcCommRank(comm, &rank_) != dcSuccess)
     dc::fail(dcInvalidArgument, std::string("DeepComm: stream bridge: ") + dcGetLastError());
   wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -100,10 +105,8 @@ StreamBridge::~StreamBridge() {
     return;
   }
   streams_.free_pinned(gate_word_);
-  for (const auto& [key, residual] : residuals_) streams_.free_device(residual.values);
-  for (float* values : replaced_residuals_) streams_.free_device(values);
+  residuals_.release();
   for (auto& [stream, workspace] : workspaces_) workspace.release(streams_);
-  if (zeros_) streams_.free_pinned(zeros_);
   close(wake_fd_);
 }
 
@@ -235,39 +238,23 @@ std::shared_ptr<DeviceCompressedCall> StreamBridge::device_compressed(const void
   if (!spec || !compression::gpu::device_encodes(*spec)) return nullptr;
   float* residual = nullptr;
   if (spec->error_feedback) {
-    residual = device_residual(send, count, stream, status);
+    residual = device_residual(send, count, type, stream, status);
     if (!status->ok()) return nullptr;
   }
   return std::make_shared<DeviceCompressedCall>(streams_, *spec, count, type, rank_, nranks_, residual,
                                                 workspaces_[stream.handle]);
 }
 
-float* StreamBridge::device_residual(const void* key, size_t count, device::Stream stream, Status* status) {
-  DeviceResidual& r = residuals_[key];
-  if (r.values && r.count == count) return r.values;
-  if (r.values) replaced_residuals_.push_back(r.values);  // an operation on a stream may still use it
-  r = {};
-  constexpr size_t kZeroBytes = size_t{1} << 20;
-  if (!zeros_) {
-    zeros_ = streams_.alloc_pinned(kZeroBytes);
-    if (!zeros_) {
-      *status = Status::failure(dcSystemError, "DeepComm: no pinned memory for a device residual's zeros");
-      return nullptr;
-    }
-    std::memset(zeros_, 0, kZeroBytes);
+float* StreamBridge::device_residual(const void* buffer, size_t count, dcDataType_t type, device::Stream stream,
+                                     Status* status) {
+  if (auto generation = config::text(settings::kCompressReset)) residuals_.reset_on_change(*generation);
+  uint64_t op = 0, retired_through = 0;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    op = called_ + 1;  // the operation this call becomes
+    retired_through = ops_.empty() ? called_ : ops_.front().number - 1;
   }
-  auto* values = static_cast<float*>(streams_.alloc_device(count * sizeof(float), status));
-  if (!status->ok()) return nullptr;
-  const size_t bytes = count * sizeof(float);
-  for (size_t at = 0; at < bytes && status->ok(); at += kZeroBytes)
-    *status = streams_.enqueue_copy(stream, reinterpret_cast<uint8_t*>(values) + at, zeros_,
-                                    std::min(kZeroBytes, bytes - at));
-  if (!status->ok()) {
-    replaced_residuals_.push_back(values);  // a copy into it may be on the stream
-    return nullptr;
-  }
-  r = {values, count};
-  return values;
+  return residuals_.find_or_create(buffer, count, type, stream, op, retired_through, status);
 }
 
 void StreamBridge::collect_decode_faults() {
@@ -360,7 +347,7 @@ dcResult_t StreamBridge::add(device::Stream stream, const void* send, size_t in_
 
 dcResult_t StreamBridge::enqueue(std::vector<Part> parts) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (!error_.ok()) return refuse(error_.code, "DeepComm: an earlier device operation failed: " + error_.message);
+  if (const dcResult_t refused = refusal_after_failure(); refused != dcSuccess) return refused;
   // Each stream gets a doorbell and a retirement word.
   size_t word_bytes = 0, bytes = 0;
   const std::vector<device::Stream> lanes = lay_out(parts, &word_bytes, &bytes);
@@ -405,7 +392,7 @@ dcResult_t StreamBridge::enqueue(std::vector<Part> parts) {
 dcResult_t StreamBridge::enqueue_captured(std::vector<Part> parts) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (!error_.ok()) return refuse(error_.code, "DeepComm: an earlier device operation failed: " + error_.message);
+    if (const dcResult_t refused = refusal_after_failure(); refused != dcSuccess) return refused;
   }
   // Each stream gets a doorbell and a gate word.
   size_t word_bytes = 0, bytes = 0;
@@ -575,6 +562,11 @@ void StreamBridge::free_retired() {
     pool_.give(ops_.front().block);
     ops_.pop_front();
   }
+}
+
+dcResult_t StreamBridge::refusal_after_failure() const {
+  if (error_.ok()) return dcSuccess;
+  return refuse(error_.code, "DeepComm: an earlier device operation failed: " + error_.message);
 }
 
 void StreamBridge::record_failure(Status status) {

@@ -49,6 +49,7 @@
 #include "device/pinned_pool.h"
 #include "device/stream_queue.h"
 #include "src/core/device_compressed_call.h"
+#include "src/core/device_residuals.h"
 
 namespace dc {
 
@@ -158,8 +159,8 @@ class StreamBridge {
   // group and a capture: coded on the device (device_compressed_call.h). Null: any other.
   std::shared_ptr<DeviceCompressedCall> device_compressed(const void* send, void* recv, size_t count, dcDataType_t type,
                                                           dcRedOp_t op, device::Stream stream, Status* status);
-  // The device residual of the user's buffer `key` (count floats, zeroed on the stream when new).
-  float* device_residual(const void* key, size_t count, device::Stream stream, Status* status);
+  // The device residual of the user's buffer for this call (device_residuals.h).
+  float* device_residual(const void* buffer, size_t count, dcDataType_t type, device::Stream stream, Status* status);
   // mutex_ held: records the first refusal of a decode by an operation that retired.
   void collect_decode_faults();
   dcResult_t enqueue(std::vector<Part> parts);
@@ -179,6 +180,8 @@ class StreamBridge {
   Status run(const std::vector<Part>& parts, uint8_t* block);
   void free_retired();                 // mutex_ held
   void record_failure(Status status);  // mutex_ held: the first failure stays; every gate opens
+  // mutex_ held: a call's refusal once the bridge failed (dcSuccess while it has not).
+  dcResult_t refusal_after_failure() const;
 
   dcComm_t comm_;
   int nranks_ = 0;
@@ -198,16 +201,9 @@ class StreamBridge {
   bool grouping_ = false;    // between begin_group and end_group (the caller's thread only)
   std::vector<Part> group_;  // the open group's calls
   std::shared_ptr<CapturedList> captured_ = std::make_shared<CapturedList>();
-  // Device residuals by the user's buffer, a pinned block of zeros that new ones are copied from,
-  // and the codec's workspace of each stream. Device memory is freed only when the bridge is
-  // destroyed (see StreamWorkspace): a residual another replaced waits in replaced_residuals_.
-  struct DeviceResidual {
-    float* values = nullptr;
-    size_t count = 0;
-  };
-  std::map<const void*, DeviceResidual> residuals_;
-  std::vector<float*> replaced_residuals_;
-  void* zeros_ = nullptr;
+  // The device residuals of DEEPCOMM_COMPRESS's error feedback, and the codec's workspace of each
+  // stream. Device memory is freed only when the bridge is destroyed (see StreamWorkspace).
+  DeviceResidualStore residuals_;
   std::map<uint64_t, StreamWorkspace> workspaces_;
   uint64_t compressed_calls_ = 0;  // keys the stochastic rounding of each
   std::thread issuer_;

@@ -1,5 +1,7 @@
 #include "src/exec/residual_store.h"
 
+#include <utility>
+
 #include "base/log.h"
 
 namespace dc {
@@ -8,6 +10,21 @@ uint64_t spec_hash(const compression::Spec& spec) {
   uint64_t h = 0xcbf29ce484222325ull;
   for (unsigned char c : spec.to_string()) h = (h ^ c) * 0x100000001b3ull;
   return h;
+}
+
+void warn_residual_exceeds_cap(uint64_t count, uint64_t cap_bytes) {
+  DC_WARN(
+      "compressed all-reduce: the error feedback of a buffer of %llu elements (%llu bytes) exceeds "
+      "DEEPCOMM_COMPRESS_EF_BYTES=%llu: it is kept for single calls only",
+      static_cast<unsigned long long>(count), static_cast<unsigned long long>(count * sizeof(float)),
+      static_cast<unsigned long long>(cap_bytes));
+}
+
+void warn_residuals_dropped(uint64_t cap_bytes) {
+  DC_WARN(
+      "compressed all-reduce: error feedback over DEEPCOMM_COMPRESS_EF_BYTES=%llu; dropping the "
+      "least recently used buffer's residual (it starts again from zero)",
+      static_cast<unsigned long long>(cap_bytes));
 }
 
 std::shared_ptr<ResidualState> ResidualStore::find_or_create(const void* address, uint64_t count, dcDataType_t type) {
@@ -20,23 +37,12 @@ std::shared_ptr<ResidualState> ResidualStore::find_or_create(const void* address
   const uint64_t bytes = count * sizeof(float);
   auto state = std::make_shared<ResidualState>(count);
   if (bytes > cap_) {
-    if (!warned_)
-      DC_WARN(
-          "compressed all-reduce: the error feedback of a buffer of %llu elements (%llu bytes) exceeds "
-          "DEEPCOMM_COMPRESS_EF_BYTES=%llu: it is kept for single calls only",
-          static_cast<unsigned long long>(count), static_cast<unsigned long long>(bytes),
-          static_cast<unsigned long long>(cap_));
-    warned_ = true;
+    if (!std::exchange(warned_, true)) warn_residual_exceeds_cap(count, cap_);
     return state;
   }
   while (bytes_ + bytes > cap_) {
     const Entry& victim = lru_.back();
-    if (!warned_)
-      DC_WARN(
-          "compressed all-reduce: error feedback over DEEPCOMM_COMPRESS_EF_BYTES=%llu; dropping the "
-          "least recently used buffer's residual (it starts again from zero)",
-          static_cast<unsigned long long>(cap_));
-    warned_ = true;
+    if (!std::exchange(warned_, true)) warn_residuals_dropped(cap_);
     bytes_ -= victim.state->values.count() * sizeof(float);
     index_.erase(victim.key);
     lru_.pop_back();
@@ -57,10 +63,7 @@ void ResidualStore::reset() {
 void ResidualStore::reset_on_change(const std::string& generation) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    const bool changed = seen_generation_ && generation != generation_;
-    seen_generation_ = true;
-    generation_ = generation;
-    if (!changed) return;
+    if (!generation_.changed(generation)) return;
   }
   DC_INFO("compressed all-reduce: DEEPCOMM_COMPRESS_RESET changed to '%s': error feedback reset", generation.c_str());
   reset();

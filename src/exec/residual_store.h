@@ -19,6 +19,26 @@
 
 namespace dc {
 
+// DEEPCOMM_COMPRESS_RESET's value as a store last saw it: changed() is true when a value differs
+// from the one before (the first value only records it).
+class ResetGeneration {
+ public:
+  bool changed(const std::string& value) {
+    const bool differs = seen_ && value != value_;
+    seen_ = true;
+    value_ = value;
+    return differs;
+  }
+
+ private:
+  bool seen_ = false;
+  std::string value_;
+};
+
+// The stores' two warnings (each store logs the first of them once).
+void warn_residual_exceeds_cap(uint64_t count, uint64_t cap_bytes);
+void warn_residuals_dropped(uint64_t cap_bytes);
+
 class ResidualStore {
  public:
   explicit ResidualStore(uint64_t cap_bytes) : cap_(cap_bytes) {}
@@ -43,8 +63,7 @@ class ResidualStore {
   uint64_t bytes_ = 0;
   std::list<Entry> lru_;  // most recently used first
   std::map<Key, std::list<Entry>::iterator> index_;
-  bool seen_generation_ = false;
-  std::string generation_;
+  ResetGeneration generation_;
   bool warned_ = false;
 };
 

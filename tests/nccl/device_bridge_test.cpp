@@ -369,9 +369,11 @@ TEST(NcclDeviceBridge, MixedBuffersAreRefusedAndACapturedCallReplays) {
 // device memory per user buffer: two buffers all-reduced in turn must not share one). Dense q8 and
 // a sampled top-k, over shared memory and TCP, 3 ranks; each device call is one encode of the test
 // plugin's codec. (Stochastic rounding is left out: its noise is keyed by the call, which differs
-// between the host and the device call of a round.)
-void device_compression_matches_host(const char* spec, const char* transport) {
-  const auto body = [](int rank, int n, ncclComm_t comm) {
+// between the host and the device call of a round.) `env` adds settings (the residuals' cap);
+// DEEPCOMM_COMPRESS_RESET is set from the first call and changed in round reset_round (-1: unset).
+void device_compression_matches_host(const char* spec, const char* transport,
+                                     std::vector<std::pair<std::string, std::string>> env = {}, int reset_round = -1) {
+  const auto body = [reset_round](int rank, int n, ncclComm_t comm) {
     Emulated device;
     if (!device.load()) return complain(rank, std::string("test plugin: ") + dlerror());
     const size_t count = 30011;
@@ -396,6 +398,8 @@ void device_compression_matches_host(const char* spec, const char* transport) {
     std::vector<float> want(count);
     for (int round = 0; round < 3; ++round)
       for (size_t b = 0; b < 2; ++b) {
+        if (reset_round >= 0 && b == 0)
+          setenv("DEEPCOMM_COMPRESS_RESET", round < reset_round ? "epoch 0" : "epoch 1", 1);
         const int encodes = device.encodes();
         if (ncclAllReduce(host[b].data(), want.data(), count, ncclFloat, ncclSum, comm, nullptr) != ncclSuccess ||
             ncclAllReduce(dev[b], out, count, ncclFloat, ncclSum, comm, stream) != ncclSuccess ||
@@ -416,21 +420,30 @@ void device_compression_matches_host(const char* spec, const char* transport) {
     for (void* p : {dev[0], dev[1], out}) ncclMemFree(p);
     return failures;
   };
-  EXPECT_EQ(dctest::run_nccl_ranks(3,
-                                   {{"DEEPCOMM_DEVICE_PLUGIN", TEST_STREAM_PLUGIN},
-                                    {"DEEPCOMM_COMPRESS", spec},
-                                    {"DEEPCOMM_COMPRESS_MIN_BYTES", "0"},
-                                    {"DEEPCOMM_ALGO", "sparsegather"},
-                                    {"DEEPCOMM_TRANSPORT", transport}},
-                                   body),
-            "")
-      << spec << " over " << transport;
+  env.insert(env.end(), {{"DEEPCOMM_DEVICE_PLUGIN", TEST_STREAM_PLUGIN},
+                         {"DEEPCOMM_COMPRESS", spec},
+                         {"DEEPCOMM_COMPRESS_MIN_BYTES", "0"},
+                         {"DEEPCOMM_ALGO", "sparsegather"},
+                         {"DEEPCOMM_TRANSPORT", transport}});
+  EXPECT_EQ(dctest::run_nccl_ranks(3, env, body), "") << spec << " over " << transport;
 }
 
 TEST(NcclDeviceBridge, CompressionCodedOnTheDeviceGivesTheHostPlansBits) {
   for (const char* transport : {"shm", "tcp"})
     for (const char* spec : {"q8,ef", "topk:0.01:sampled,q8,huffman,ef:0.9"})
       device_compression_matches_host(spec, transport);
+}
+
+// The device residuals follow the host store's rules: with DEEPCOMM_COMPRESS_EF_BYTES room for one
+// buffer's residual, the two buffers drop each other's (each call starts from zero); with room for
+// none, every call gets a residual of its own; a change of DEEPCOMM_COMPRESS_RESET drops them all.
+// Each gives the host calls' bits (keeping the residuals, as before, does not).
+TEST(NcclDeviceBridge, TheDeviceResidualsFollowTheHostStoresCapAndReset) {
+  const std::string one_residual = std::to_string(30011 * sizeof(float) + 64);
+  device_compression_matches_host("q8,ef", "shm", {{"DEEPCOMM_COMPRESS_EF_BYTES", one_residual}});
+  device_compression_matches_host("topk:0.01:sampled,q8,huffman,ef:0.9", "shm",
+                                  {{"DEEPCOMM_COMPRESS_EF_BYTES", "4096"}});
+  device_compression_matches_host("q8,ef", "tcp", {}, 1);
 }
 
 // Rank 1's device codec fails (how 1: its message's header checksum is flipped; how 2: its encode
