@@ -1,9 +1,11 @@
 #include "device/cpu_steps.h"
 
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <exception>
 #include <new>
+#include <string>
 
 #include "compression/compression.h"
 #include "device/encoder_pool.h"
@@ -51,6 +53,24 @@ Status run_element_step(const LocalStep& s) {
     }
     return Status::success();
   });
+}
+
+Status check_stream_step(const LocalStep& s) {
+  const auto refuse = [](const std::string& why) {
+    return Status::failure(dcInvalidArgument, "DeepComm: an element step on a stream: " + why);
+  };
+  if (s.kind != StepKind::Reduce && s.kind != StepKind::Premultiply && s.kind != StepKind::FinalizeAvg)
+    return refuse("not a reduce, pre-multiply or finalize of an average");
+  const size_t size = datatype_size(s.type);
+  if (size == 0) return refuse("unknown datatype " + std::to_string(s.type));
+  if (s.kind == StepKind::Reduce && (s.op < dcSum || s.op >= dcAvg))
+    return refuse("reduce op " + std::to_string(s.op) + " is not sum, prod, max or min");
+  if (s.kind == StepKind::FinalizeAvg && s.divisor < 1) return refuse("divisor below 1");
+  if (s.count == 0) return Status::success();
+  const auto bad = [size](const void* p) { return !p || reinterpret_cast<uintptr_t>(p) % size != 0; };
+  if (bad(s.dst) || (s.kind != StepKind::FinalizeAvg && bad(s.src)) || (s.kind == StepKind::Reduce && bad(s.src2)))
+    return refuse("a null pointer, or one not aligned to its elements");
+  return Status::success();
 }
 
 Status run_codec_step(const LocalStep& s) {

@@ -18,6 +18,11 @@ namespace dc::device {
 inline bool is_element_step(StepKind kind) { return kind <= StepKind::FinalizeAvg; }
 
 Status run_element_step(const LocalStep& step);
+// What an element step on a stream must be, as the CUDA plugin checks it before its launch
+// (plugins/cuda/element_launch.h): a reduce of a built-in op, a pre-multiply or a finalize of an
+// average (divisor at least 1), of a known datatype, its pointers non-null and aligned to the
+// element unless it has no elements. dcInvalidArgument naming what is wrong.
+Status check_stream_step(const LocalStep& step);
 // Encode, Decode.
 Status run_codec_step(const LocalStep& step);
 

@@ -10,7 +10,9 @@
 #include "compression/gpu/decode.h"
 #include "compression/gpu/emulated_decoder.h"
 #include "compression/gpu/emulated_encoder.h"
+#include "device/abi_step.h"
 #include "device/codec_descriptors.h"
+#include "device/cpu_steps.h"
 #include "device/guarded.h"
 
 namespace dc::device {
@@ -162,6 +164,13 @@ Status CpuStreamQueue::enqueue_decode(Stream stream, const dcDeviceDecode_t& d) 
     compression::gpu::pack_decode_error(
         compression::gpu::decode_emulated(std::span<const uint8_t>(d.message, bytes), target), d.error);
   });
+}
+
+Status CpuStreamQueue::enqueue_step(Stream stream, const dcDeviceStep_t& abi) {
+  const LocalStep step = local_step_of(abi);
+  if (const Status refused = check_stream_step(step); !refused.ok()) return refused;
+  // A kernel cannot fail once launched: the step was checked.
+  return enqueue(stream, [step] { (void)run_element_step(step); });
 }
 
 Status CpuStreamQueue::retain_until_graph_destroyed(Stream stream, std::function<void()> release) {

@@ -51,6 +51,7 @@ class CpuStreamQueue : public StreamQueue {
   Status enqueue_encode(Stream stream, const dcDeviceEncode_t& encode) override;
   uint64_t decode_workspace_bytes(const dcDeviceDecode_t& decode, Status* status) override;
   Status enqueue_decode(Stream stream, const dcDeviceDecode_t& decode) override;
+  Status enqueue_step(Stream stream, const dcDeviceStep_t& step) override;
 
   // A captured graph: its recorded work, and what runs once it is destroyed and no replay of it
   // runs any more (a replay holds it).

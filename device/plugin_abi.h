@@ -11,7 +11,8 @@
  * plugin without streams leaves NULL; version 3 graphs; version 4 the GPU encoder and decoder of
  * compressed messages (compression/gpu); version 5 top-k selection in the encoder (the encode
  * descriptor's last three members, a third result word), sparse messages in the decoder and a
- * decode's length read when the stream runs it (message_bytes_at).
+ * decode's length read when the stream runs it (message_bytes_at); version 6 an element step on a
+ * stream (enqueue_step: the finalize of a compressed average).
  *
  * The contract is device_queue.h's, function by function:
  *  - create/destroy: any thread, once per queue; destroy only after every accepted step completed.
@@ -39,7 +40,7 @@
 extern "C" {
 #endif
 
-#define DEEPCOMM_DEVICE_PLUGIN_ABI_VERSION 5
+#define DEEPCOMM_DEVICE_PLUGIN_ABI_VERSION 6
 #define DEEPCOMM_DEVICE_PLUGIN_ENTRY "deepcommDevicePlugin"
 #define DEEPCOMM_DEVICE_PLUGIN_EXPORT __attribute__((visibility("default")))
 
@@ -163,6 +164,11 @@ typedef struct {
   int32_t (*enqueue_encode)(void* queue, uint64_t stream, const dcDeviceEncode_t* encode);
   uint64_t (*decode_workspace_bytes)(void* queue, const dcDeviceDecode_t* decode);
   int32_t (*enqueue_decode)(void* queue, uint64_t stream, const dcDeviceDecode_t* decode);
+  /* Version 6 (set whenever the stream functions are): an element step (reduce, pre-multiply,
+   * finalize of an average; not a copy) that the stream runs when it reaches it. A step the plugin
+   * refuses (unknown datatype or op, null or misaligned pointers, a divisor below 1) enqueues
+   * nothing. */
+  int32_t (*enqueue_step)(void* queue, uint64_t stream, const dcDeviceStep_t* step);
 } dcDevicePlugin_t;
 
 typedef const dcDevicePlugin_t* (*dcDevicePluginEntry_t)(void);

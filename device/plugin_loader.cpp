@@ -10,7 +10,7 @@ bool has_streams(const dcDevicePlugin_t& api) {
   return api.alloc_pinned && api.free_pinned && api.alloc_device && api.free_device && api.is_device_memory &&
          api.enqueue_copy && api.enqueue_doorbell && api.enqueue_gate && api.open_gate && api.stream_capturing &&
          api.last_error && api.enqueue_gate_reset && api.retain_until_graph_destroyed && api.encode_workspace_bytes &&
-         api.enqueue_encode && api.decode_workspace_bytes && api.enqueue_decode;
+         api.enqueue_encode && api.decode_workspace_bytes && api.enqueue_decode && api.enqueue_step;
 }
 
 namespace {

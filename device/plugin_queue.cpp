@@ -1,4 +1,5 @@
 #include "device/plugin_queue.h"
+#include "device/abi_step.h"
 
 #include <poll.h>
 
@@ -24,16 +25,7 @@ PluginQueue::~PluginQueue() { api_->destroy(queue_); }
 Posted PluginQueue::post(const LocalStep& step, Stream stream, Completion completion) {
   if (!is_element_step(step.kind))
     return Posted{true, Status::failure(dcInvalidUsage, "DeepComm: the device plugin runs no codec step yet"), 0};
-  dcDeviceStep_t s{};
-  s.kind = static_cast<uint32_t>(step.kind);
-  s.datatype = step.type;
-  s.op = step.op;
-  s.divisor = step.divisor;
-  s.dst = step.dst;
-  s.src = step.src;
-  s.src2 = step.src2;
-  s.count = step.count;
-  std::memcpy(s.scalar, step.scalar, sizeof s.scalar);
+  const dcDeviceStep_t s = abi_step_of(step);
   const uint64_t tag = next_tag_++;
   int32_t result = dcSuccess;
   if (api_->post(queue_, &s, stream.handle, tag, &result) == 1) {

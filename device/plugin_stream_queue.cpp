@@ -76,6 +76,10 @@ Status PluginStreamQueue::enqueue_decode(Stream stream, const dcDeviceDecode_t& 
   return status_of(api_->enqueue_decode(queue_, stream.handle, &decode), "a decode on a stream");
 }
 
+Status PluginStreamQueue::enqueue_step(Stream stream, const dcDeviceStep_t& step) {
+  return status_of(api_->enqueue_step(queue_, stream.handle, &step), "an element step on a stream");
+}
+
 Status PluginStreamQueue::retain_until_graph_destroyed(Stream stream, std::function<void()> release) {
   auto* owned = new std::function<void()>(std::move(release));
   auto call_once = [](void* arg) {

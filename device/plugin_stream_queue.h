@@ -33,6 +33,7 @@ class PluginStreamQueue : public StreamQueue {
   Status enqueue_encode(Stream stream, const dcDeviceEncode_t& encode) override;
   uint64_t decode_workspace_bytes(const dcDeviceDecode_t& decode, Status* status) override;
   Status enqueue_decode(Stream stream, const dcDeviceDecode_t& decode) override;
+  Status enqueue_step(Stream stream, const dcDeviceStep_t& step) override;
 
   PluginStreamQueue(const PluginStreamQueue&) = delete;
   PluginStreamQueue& operator=(const PluginStreamQueue&) = delete;

@@ -72,6 +72,9 @@ class StreamQueue {
   virtual Status enqueue_encode(Stream stream, const dcDeviceEncode_t& encode) = 0;
   virtual uint64_t decode_workspace_bytes(const dcDeviceDecode_t& decode, Status* status) = 0;
   virtual Status enqueue_decode(Stream stream, const dcDeviceDecode_t& decode) = 0;
+  // An element step run when the stream reaches it (plugin_abi.h's enqueue_step): a refused one
+  // enqueues nothing.
+  virtual Status enqueue_step(Stream stream, const dcDeviceStep_t& step) = 0;
 };
 
 }  // namespace dc::device

@@ -11,6 +11,7 @@
 #include "plugins/cuda/codec_launch.h"
 #include "plugins/cuda/cuda_queue.h"
 #include "plugins/cuda/cuda_streams.h"
+#include "plugins/cuda/element_launch.h"
 
 namespace dc::cuda {
 namespace {
@@ -133,6 +134,10 @@ int32_t enqueue_decode(void* handle, uint64_t stream, const dcDeviceDecode_t* de
   return guarded([&] { cuda::enqueue_decode(*decode, stream_of(stream), plugin(handle).queue.max_blocks()); });
 }
 
+int32_t enqueue_step(void* handle, uint64_t stream, const dcDeviceStep_t* step) {
+  return guarded([&] { cuda::launch_element_kernel(*step, stream_of(stream), plugin(handle).queue.max_blocks()); });
+}
+
 const dcDevicePlugin_t kPlugin = {DEEPCOMM_DEVICE_PLUGIN_ABI_VERSION,
                                   sizeof(dcDevicePlugin_t),
                                   "cuda",
@@ -158,7 +163,8 @@ const dcDevicePlugin_t kPlugin = {DEEPCOMM_DEVICE_PLUGIN_ABI_VERSION,
                                   encode_workspace_bytes,
                                   enqueue_encode,
                                   decode_workspace_bytes,
-                                  enqueue_decode};
+                                  enqueue_decode,
+                                  enqueue_step};
 
 }  // namespace
 }  // namespace dc::cuda

@@ -37,12 +37,13 @@ void StreamWorkspace::release(device::StreamQueue& streams) {
 }
 
 DeviceCompressedCall::DeviceCompressedCall(device::StreamQueue& streams, const compression::Spec& spec, size_t count,
-                                           dcDataType_t type, int rank, int nranks, float* residual,
+                                           dcDataType_t type, dcRedOp_t op, int rank, int nranks, float* residual,
                                            StreamWorkspace& workspace)
     : streams_(streams),
       spec_(spec),
       count_(count),
       type_(type),
+      op_(op),
       rank_(rank),
       nranks_(nranks),
       residual_(residual),
@@ -123,6 +124,15 @@ Status DeviceCompressedCall::enqueue_decodes(device::Stream stream, void* recv, 
     d.message_bytes_at = &lengths(slot)[r];
     d.error = error_words(slot, r);
     status = streams_.enqueue_decode(stream, d);
+  }
+  if (status.ok() && op_ == dcAvg) {  // the host plan's finalize: the sum divided by the ranks
+    dcDeviceStep_t finalize{};
+    finalize.kind = dcDeviceStepFinalizeAvg;
+    finalize.datatype = type_;
+    finalize.divisor = nranks_;
+    finalize.dst = recv;
+    finalize.count = count_;
+    status = streams_.enqueue_step(stream, finalize);
   }
   return status;
 }

@@ -42,7 +42,7 @@ class DeviceCompressedCall {
   // residual: device memory of count floats (null without error feedback); workspace: the
   // stream's.
   DeviceCompressedCall(device::StreamQueue& streams, const compression::Spec& spec, size_t count, dcDataType_t type,
-                       int rank, int nranks, float* residual, StreamWorkspace& workspace);
+                       dcRedOp_t op, int rank, int nranks, float* residual, StreamWorkspace& workspace);
 
   // The bytes its slot takes.
   size_t slot_bytes() const { return messages_at_ + size_t(nranks_) * capacity_; }
@@ -54,7 +54,8 @@ class DeviceCompressedCall {
   // communicator's error; a rank whose encode failed (length 0: every rank learns it) or whose
   // message is longer than the worst case fails every rank (dcRemoteError, dcInternalError on it).
   dcResult_t exchange(dcComm_t comm, uint8_t* slot) const;
-  // After the gate: the decodes of every rank's message into recv, in rank order.
+  // After the gate: the decodes of every rank's message into recv, in rank order (then, for an
+  // average, the division by the ranks).
   Status enqueue_decodes(device::Stream stream, void* recv, uint8_t* slot);
   // Once the stream passed the decodes: the first message the decoder refused, as dcRemoteError.
   Status decode_fault(const uint8_t* slot) const;
@@ -77,6 +78,7 @@ class DeviceCompressedCall {
   compression::Spec spec_;
   size_t count_;
   dcDataType_t type_;
+  dcRedOp_t op_;  // dcSum or dcAvg
   int rank_, nranks_;
   float* residual_;
   size_t capacity_;  // a message's worst case, rounded up to the slot alignment

@@ -227,7 +227,7 @@ Status StreamBridge::async_error() {
 std::shared_ptr<DeviceCompressedCall> StreamBridge::device_compressed(const void* send, void* recv, size_t count,
                                                                       dcDataType_t type, dcRedOp_t op,
                                                                       device::Stream stream, Status* status) {
-  if (grouping_ || op != dcSum || streams_.capturing(stream)) return nullptr;
+  if (grouping_ || (op != dcSum && op != dcAvg) || streams_.capturing(stream)) return nullptr;
   OpArgs args;
   args.sendbuf = send;
   args.recvbuf = recv;
@@ -241,7 +241,7 @@ std::shared_ptr<DeviceCompressedCall> StreamBridge::device_compressed(const void
     residual = device_residual(send, count, type, stream, status);
     if (!status->ok()) return nullptr;
   }
-  return std::make_shared<DeviceCompressedCall>(streams_, *spec, count, type, rank_, nranks_, residual,
+  return std::make_shared<DeviceCompressedCall>(streams_, *spec, count, type, op, rank_, nranks_, residual,
                                                 workspaces_[stream.handle]);
 }
 

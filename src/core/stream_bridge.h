@@ -155,7 +155,7 @@ class StreamBridge {
   // stream copies the output slot to recv (a rooted call's non-root does not).
   dcResult_t add(device::Stream stream, const void* send, size_t in_bytes, void* recv, size_t out_bytes, Run run,
                  bool copies_out = true);
-  // A sum all-reduce DEEPCOMM_COMPRESS applies to, with a spec the GPU encoder takes, outside a
+  // A sum or avg all-reduce DEEPCOMM_COMPRESS applies to, with a spec the GPU encoder takes, outside a
   // group and a capture: coded on the device (device_compressed_call.h). Null: any other.
   std::shared_ptr<DeviceCompressedCall> device_compressed(const void* send, void* recv, size_t count, dcDataType_t type,
                                                           dcRedOp_t op, device::Stream stream, Status* status);

@@ -16,6 +16,7 @@
 #include "device/codec_descriptors.h"
 #include "device/cpu_stream_queue.h"
 #include "device/plugin_stream_queue.h"
+#include "kernels/reduce.h"
 
 namespace dc::device {
 namespace {
@@ -278,6 +279,83 @@ TEST(DeviceCodec, ARefusedDescriptorSaysWhyAndEnqueuesNothing) {
   EXPECT_EQ(queue.enqueue_decode(Stream{1}, d).code, dcInvalidArgument);
   ASSERT_TRUE(queue.synchronize(Stream{1}, std::chrono::seconds(10)));
   EXPECT_EQ(result[0], 7u);  // nothing ran
+}
+
+// An element step on a stream (plugin ABI 6's enqueue_step, a compressed average's finalize): it
+// runs when the stream reaches it, after what came before, with the host kernel's bits, through
+// the CPU stream queue and the plugin's C ABI; a step the CUDA plugin would refuse is refused here
+// too, naming why, and enqueues nothing.
+template <class Queue, class Sync>
+void finalize_on(Queue& queue, float* values, Sync&& synchronize) {
+  const std::vector<float> sums = {3.0f, -7.5f, 1e-3f, 22.0f, 0.1f};
+  std::vector<float> want = sums;
+  finalize_avg(dcFloat32, want.data(), want.size(), 3);
+  const Stream stream{9};
+  ASSERT_TRUE(queue.enqueue_copy(stream, values, sums.data(), 4 * sums.size()).ok());
+  dcDeviceStep_t step{};
+  step.kind = dcDeviceStepFinalizeAvg;
+  step.datatype = dcFloat32;
+  step.divisor = 3;
+  step.dst = values;
+  step.count = sums.size();
+  const Status enqueued = queue.enqueue_step(stream, step);
+  ASSERT_TRUE(enqueued.ok()) << enqueued.message;
+  std::vector<float> got(sums.size());
+  ASSERT_TRUE(queue.enqueue_copy(stream, got.data(), values, 4 * got.size()).ok());
+  synchronize(stream);
+  EXPECT_EQ(std::memcmp(got.data(), want.data(), 4 * got.size()), 0);
+}
+
+TEST(DeviceCodec, AnElementStepRunsWhenTheStreamReachesIt) {
+  CpuStreamQueue cpu;
+  auto* values = static_cast<float*>(cpu.alloc_device(64));
+  finalize_on(cpu, values, [&](Stream s) { ASSERT_TRUE(cpu.synchronize(s, std::chrono::seconds(10))); });
+  cpu.free_device(values);
+
+  const DevicePlugin plugin = load_device_plugin(TEST_PLUGIN_GOOD);
+  PluginStreamQueue queue(plugin);
+  auto synchronize = reinterpret_cast<int (*)(uint64_t, int)>(dlsym(plugin.handle, "testPluginSynchronize"));
+  ASSERT_NE(synchronize, nullptr);
+  Status status;
+  values = static_cast<float*>(queue.alloc_device(64, &status));
+  ASSERT_TRUE(status.ok()) << status.message;
+  finalize_on(queue, values, [&](Stream s) { ASSERT_EQ(synchronize(s.handle, 10000), 1); });
+  (void)queue.free_device(values);
+}
+
+TEST(DeviceCodec, ARefusedElementStepSaysWhyAndEnqueuesNothing) {
+  CpuStreamQueue queue;
+  std::vector<float> x(4, 6.0f);
+  dcDeviceStep_t step{};
+  step.kind = dcDeviceStepFinalizeAvg;
+  step.datatype = dcFloat32;
+  step.dst = x.data();
+  step.count = x.size();
+  const auto refusal = [&] {
+    const Status status = queue.enqueue_step(Stream{2}, step);
+    EXPECT_EQ(status.code, dcInvalidArgument);
+    return status.message;
+  };
+  step.divisor = 0;
+  EXPECT_NE(refusal().find("divisor below 1"), std::string::npos);
+  step.divisor = 2;
+  step.kind = dcDeviceStepCopy;
+  EXPECT_NE(refusal().find("not a reduce, pre-multiply or finalize"), std::string::npos);
+  step.kind = dcDeviceStepReduce;
+  step.src = step.src2 = x.data();
+  step.op = dcAvg;
+  EXPECT_NE(refusal().find("reduce op 4"), std::string::npos);
+  step.op = dcSum;
+  step.src2 = nullptr;
+  EXPECT_NE(refusal().find("null pointer"), std::string::npos);
+  step.kind = dcDeviceStepFinalizeAvg;
+  step.datatype = 99;
+  EXPECT_NE(refusal().find("unknown datatype 99"), std::string::npos);
+  step.datatype = dcFloat32;
+  step.dst = reinterpret_cast<uint8_t*>(x.data()) + 1;
+  EXPECT_NE(refusal().find("not aligned"), std::string::npos);
+  ASSERT_TRUE(queue.synchronize(Stream{2}, std::chrono::seconds(10)));
+  EXPECT_EQ(x, std::vector<float>(4, 6.0f));  // nothing ran
 }
 
 }  // namespace

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "compression/form/wire_format.h"
+#include "device/abi_step.h"
 #include "device/cpu_queue.h"
 #include "device/cpu_stream_queue.h"
 #include "device/plugin_abi.h"
@@ -40,20 +41,6 @@ struct Queue {
   ~Queue() { close(fd); }
 };
 
-LocalStep from_abi(const dcDeviceStep_t& s) {
-  LocalStep step;
-  step.kind = static_cast<dc::device::StepKind>(s.kind);
-  step.type = static_cast<dcDataType_t>(s.datatype);
-  step.op = static_cast<dcRedOp_t>(s.op);
-  step.divisor = s.divisor;
-  step.dst = s.dst;
-  step.src = s.src;
-  step.src2 = s.src2;
-  step.count = s.count;
-  std::memcpy(step.scalar, s.scalar, sizeof step.scalar);
-  return step;
-}
-
 int32_t create(void** queue, char* error, size_t error_size) {
   auto* q = new Queue;
   if (q->fd < 0) {
@@ -70,11 +57,11 @@ void destroy(void* queue) { delete static_cast<Queue*>(queue); }
 int32_t post(void* queue, const dcDeviceStep_t* step, uint64_t stream, uint64_t tag, int32_t* result) {
   auto* q = static_cast<Queue*>(queue);
   if (stream == 0) {
-    const dc::device::Posted p = q->cpu.post(from_abi(*step), {}, {});
+    const dc::device::Posted p = q->cpu.post(dc::device::local_step_of(*step), {}, {});
     *result = p.status.code;
     return 1;
   }
-  q->waiting.emplace_back(from_abi(*step), tag);
+  q->waiting.emplace_back(dc::device::local_step_of(*step), tag);
   const uint64_t one = 1;
   [[maybe_unused]] ssize_t n = write(q->fd, &one, sizeof one);
   return 0;
@@ -179,6 +166,9 @@ uint64_t decode_workspace_bytes(void*, const dcDeviceDecode_t* decode) {
 int32_t enqueue_decode(void*, uint64_t stream, const dcDeviceDecode_t* decode) {
   return result_of(streams().enqueue_decode({stream}, *decode));
 }
+int32_t enqueue_step(void*, uint64_t stream, const dcDeviceStep_t* step) {
+  return result_of(streams().enqueue_step({stream}, *step));
+}
 
 const dcDevicePlugin_t kPlugin = {TEST_PLUGIN_ABI_VERSION,
                                   sizeof(dcDevicePlugin_t),
@@ -205,7 +195,8 @@ const dcDevicePlugin_t kPlugin = {TEST_PLUGIN_ABI_VERSION,
                                   encode_workspace_bytes,
                                   enqueue_encode,
                                   decode_workspace_bytes,
-                                  enqueue_decode};
+                                  enqueue_decode,
+                                  enqueue_step};
 
 }  // namespace
 

@@ -371,9 +371,11 @@ TEST(NcclDeviceBridge, MixedBuffersAreRefusedAndACapturedCallReplays) {
 // plugin's codec. (Stochastic rounding is left out: its noise is keyed by the call, which differs
 // between the host and the device call of a round.) `env` adds settings (the residuals' cap);
 // DEEPCOMM_COMPRESS_RESET is set from the first call and changed in round reset_round (-1: unset).
+// op: ncclSum, or ncclAvg (the device divides the decoded sum on the stream, as the host plan does).
 void device_compression_matches_host(const char* spec, const char* transport,
-                                     std::vector<std::pair<std::string, std::string>> env = {}, int reset_round = -1) {
-  const auto body = [reset_round](int rank, int n, ncclComm_t comm) {
+                                     std::vector<std::pair<std::string, std::string>> env = {}, int reset_round = -1,
+                                     ncclRedOp_t op = ncclSum) {
+  const auto body = [reset_round, op](int rank, int n, ncclComm_t comm) {
     Emulated device;
     if (!device.load()) return complain(rank, std::string("test plugin: ") + dlerror());
     const size_t count = 30011;
@@ -389,6 +391,8 @@ void device_compression_matches_host(const char* spec, const char* transport,
     std::vector<float> exact(count, 0.0f);
     for (int r = 0; r < n; ++r)
       for (size_t i = 0; i < count; ++i) exact[i] += input(r, 0, i);
+    if (op == ncclAvg)
+      for (float& e : exact) e /= float(n);
     void* dev[2] = {nullptr, nullptr};
     void* out = nullptr;
     for (void** p : {&dev[0], &dev[1], &out})
@@ -401,8 +405,8 @@ void device_compression_matches_host(const char* spec, const char* transport,
         if (reset_round >= 0 && b == 0)
           setenv("DEEPCOMM_COMPRESS_RESET", round < reset_round ? "epoch 0" : "epoch 1", 1);
         const int encodes = device.encodes();
-        if (ncclAllReduce(host[b].data(), want.data(), count, ncclFloat, ncclSum, comm, nullptr) != ncclSuccess ||
-            ncclAllReduce(dev[b], out, count, ncclFloat, ncclSum, comm, stream) != ncclSuccess ||
+        if (ncclAllReduce(host[b].data(), want.data(), count, ncclFloat, op, comm, nullptr) != ncclSuccess ||
+            ncclAllReduce(dev[b], out, count, ncclFloat, op, comm, stream) != ncclSuccess ||
             wait_for_stream(device, stream, comm, 30000) != ncclSuccess)
           return complain(rank, ncclGetLastError(comm));
         if (device.encodes() != encodes + 1)
@@ -432,6 +436,11 @@ TEST(NcclDeviceBridge, CompressionCodedOnTheDeviceGivesTheHostPlansBits) {
   for (const char* transport : {"shm", "tcp"})
     for (const char* spec : {"q8,ef", "topk:0.01:sampled,q8,huffman,ef:0.9"})
       device_compression_matches_host(spec, transport);
+}
+
+TEST(NcclDeviceBridge, AnAverageIsCodedOnTheDeviceToo) {
+  for (const char* spec : {"q8,ef", "topk:0.01:sampled,q8,huffman,ef:0.9"})
+    device_compression_matches_host(spec, "shm", {}, -1, ncclAvg);
 }
 
 // The device residuals follow the host store's rules: with DEEPCOMM_COMPRESS_EF_BYTES room for one
