@@ -27,6 +27,8 @@
 #include <vector>
 
 #include "deepcomm/nccl.h"
+#include "tests/support/device_compression_rounds.h"
+#include "tests/support/emulated_device.h"
 #include "tests/support/nccl_ranks.h"
 
 namespace {
@@ -34,48 +36,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using dctest::complain;
 
-// The test plugin's stand-ins for cudaStreamQuery and a long kernel, from the copy libnccl.so.2
-// loads (dlopen gives both the same one).
-struct Emulated {
-  int (*idle)(uint64_t stream) = nullptr;
-  void (*busy)(uint64_t stream, int milliseconds) = nullptr;
-  int (*synchronize)(uint64_t stream, int timeout_ms) = nullptr;
-  void (*begin_capture)(uint64_t stream) = nullptr;
-  int (*end_capture)(uint64_t stream) = nullptr;  // the graph's number
-  int (*launch)(int graph, uint64_t stream) = nullptr;
-  void (*destroy_graph)(int graph) = nullptr;
-  int (*encodes)() = nullptr;                  // the GPU codec's encodes enqueued so far
-  void (*corrupt_encodes)(int how) = nullptr;  // 1: flip each message's checksum; 2: fail each encode
-
-  bool load() {
-    void* plugin = dlopen(TEST_STREAM_PLUGIN, RTLD_NOW | RTLD_LOCAL);
-    if (!plugin) return false;
-    idle = reinterpret_cast<int (*)(uint64_t)>(dlsym(plugin, "testPluginIdle"));
-    busy = reinterpret_cast<void (*)(uint64_t, int)>(dlsym(plugin, "testPluginBusy"));
-    synchronize = reinterpret_cast<int (*)(uint64_t, int)>(dlsym(plugin, "testPluginSynchronize"));
-    begin_capture = reinterpret_cast<void (*)(uint64_t)>(dlsym(plugin, "testPluginBeginCapture"));
-    end_capture = reinterpret_cast<int (*)(uint64_t)>(dlsym(plugin, "testPluginEndCapture"));
-    launch = reinterpret_cast<int (*)(int, uint64_t)>(dlsym(plugin, "testPluginLaunch"));
-    destroy_graph = reinterpret_cast<void (*)(int)>(dlsym(plugin, "testPluginDestroyGraph"));
-    encodes = reinterpret_cast<int (*)()>(dlsym(plugin, "testPluginEncodes"));
-    corrupt_encodes = reinterpret_cast<void (*)(int)>(dlsym(plugin, "testPluginCorruptEncodes"));
-    return idle && busy && synchronize && begin_capture && end_capture && launch && destroy_graph && encodes &&
-           corrupt_encodes;
-  }
-};
-
-// nccl-tests' wait: query the stream, and the communicator's asynchronous error, until one says so.
-ncclResult_t wait_for_stream(const Emulated& device, cudaStream_t stream, ncclComm_t comm, int timeout_ms) {
-  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
-  while (Clock::now() < deadline) {
-    ncclResult_t async = ncclSuccess;
-    if (ncclCommGetAsyncError(comm, &async) != ncclSuccess) return ncclInternalError;
-    if (async != ncclSuccess) return async;
-    if (device.idle(reinterpret_cast<uint64_t>(stream))) return ncclSuccess;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return ncclSystemError;  // still running: the test reports it
-}
+using dctest::Emulated;
+using dctest::wait_for_stream;
 
 std::string run_ranks(int nranks, const std::function<int(int rank, int n, ncclComm_t comm)>& body,
                       const std::vector<int>& killed = {}) {
@@ -139,7 +101,7 @@ TEST(NcclDeviceBridge, DeviceCallsFollowTheirStreamAndGiveTheBytesOfHostMemory) 
           4,
           [](int rank, int n, ncclComm_t comm) {
             Emulated device;
-            if (!device.load()) return complain(rank, std::string("test plugin: ") + dlerror());
+            if (!device.load(TEST_STREAM_PLUGIN)) return complain(rank, std::string("test plugin: ") + dlerror());
             const auto stream = reinterpret_cast<cudaStream_t>(uintptr_t{0x51});
             const std::vector<Call> calls = calls_of(rank, n, comm);
             std::vector<void*> in(calls.size()), out(calls.size());
@@ -201,7 +163,7 @@ TEST(NcclDeviceBridge, AGroupRunsItsDeviceCallsTogetherOnSeveralStreams) {
           4,
           [](int rank, int n, ncclComm_t comm) {
             Emulated device;
-            if (!device.load()) return complain(rank, std::string("test plugin: ") + dlerror());
+            if (!device.load(TEST_STREAM_PLUGIN)) return complain(rank, std::string("test plugin: ") + dlerror());
             const size_t count = 1 << 15;
             const size_t bytes = count * sizeof(float);
             const auto sends = reinterpret_cast<cudaStream_t>(uintptr_t{0x61});
@@ -252,7 +214,7 @@ TEST(NcclDeviceBridge, SuspendingFreesTheBridgesCachedPinnedBlocks) {
       run_ranks(2,
                 [](int rank, int, ncclComm_t comm) {
                   Emulated device;
-                  if (!device.load()) return complain(rank, std::string("test plugin: ") + dlerror());
+                  if (!device.load(TEST_STREAM_PLUGIN)) return complain(rank, std::string("test plugin: ") + dlerror());
                   const size_t count = 1 << 18;
                   const size_t bytes = count * sizeof(float);
                   const auto stream = reinterpret_cast<cudaStream_t>(uintptr_t{0x71});
@@ -335,7 +297,7 @@ TEST(NcclDeviceBridge, MixedBuffersAreRefusedAndACapturedCallReplays) {
                   // runs at capture, and each replay runs the in-place all-reduce anew (2 ranks:
                   // the values double).
                   Emulated device;
-                  if (!device.load()) return complain(rank, std::string("test plugin: ") + dlerror());
+                  if (!device.load(TEST_STREAM_PLUGIN)) return complain(rank, std::string("test plugin: ") + dlerror());
                   const auto stream = reinterpret_cast<cudaStream_t>(uintptr_t{0x91});
                   const auto handle = reinterpret_cast<uint64_t>(stream);
                   // The grouped device all-reduce above runs on the default stream: let it end
@@ -376,53 +338,7 @@ void device_compression_matches_host(const char* spec, const char* transport,
                                      std::vector<std::pair<std::string, std::string>> env = {}, int reset_round = -1,
                                      ncclRedOp_t op = ncclSum) {
   const auto body = [reset_round, op](int rank, int n, ncclComm_t comm) {
-    Emulated device;
-    if (!device.load()) return complain(rank, std::string("test plugin: ") + dlerror());
-    const size_t count = 30011;
-    const size_t bytes = count * sizeof(float);
-    const auto stream = reinterpret_cast<cudaStream_t>(uintptr_t{0x73});
-    const auto input = [](int r, size_t b, size_t i) {
-      return std::sin(0.37f * float(i) + float(b) + 0.5f * float(r)) * (1.0f + float(i % 13));
-    };
-    std::vector<std::vector<float>> host(2, std::vector<float>(count));
-    for (size_t b = 0; b < 2; ++b)
-      for (size_t i = 0; i < count; ++i) host[b][i] = input(rank, b, i);
-    // The exact sum of the first buffer: the compressed calls must not give it.
-    std::vector<float> exact(count, 0.0f);
-    for (int r = 0; r < n; ++r)
-      for (size_t i = 0; i < count; ++i) exact[i] += input(r, 0, i);
-    if (op == ncclAvg)
-      for (float& e : exact) e /= float(n);
-    void* dev[2] = {nullptr, nullptr};
-    void* out = nullptr;
-    for (void** p : {&dev[0], &dev[1], &out})
-      if (ncclMemAlloc(p, bytes) != ncclSuccess) return complain(rank, ncclGetLastError(comm));
-    for (size_t b = 0; b < 2; ++b) std::memcpy(dev[b], host[b].data(), bytes);
-    int failures = 0;
-    std::vector<float> want(count);
-    for (int round = 0; round < 3; ++round)
-      for (size_t b = 0; b < 2; ++b) {
-        if (reset_round >= 0 && b == 0)
-          setenv("DEEPCOMM_COMPRESS_RESET", round < reset_round ? "epoch 0" : "epoch 1", 1);
-        const int encodes = device.encodes();
-        if (ncclAllReduce(host[b].data(), want.data(), count, ncclFloat, op, comm, nullptr) != ncclSuccess ||
-            ncclAllReduce(dev[b], out, count, ncclFloat, op, comm, stream) != ncclSuccess ||
-            wait_for_stream(device, stream, comm, 30000) != ncclSuccess)
-          return complain(rank, ncclGetLastError(comm));
-        if (device.encodes() != encodes + 1)
-          failures += complain(rank, "the device all-reduce was not encoded by the device's codec");
-        if (std::memcmp(out, want.data(), bytes) != 0)
-          failures += complain(rank, "round " + std::to_string(round) + ", buffer " + std::to_string(b) +
-                                         ": the device all-reduce differs from the host one");
-        // Not one rounding away from the exact sum (a sum in another order) but q8's or top-k's error.
-        const auto far = [&](size_t i) { return std::fabs(want[i] - exact[i]) > 1e-3f * (std::fabs(exact[i]) + 1.0f); };
-        size_t off = 0;
-        for (size_t i = 0; i < count; ++i) off += far(i);
-        if (round == 0 && b == 0 && off < count / 100)
-          failures += complain(rank, "the host all-reduce gave about the exact sum: it was not compressed");
-      }
-    for (void* p : {dev[0], dev[1], out}) ncclMemFree(p);
-    return failures;
+    return dctest::device_compression_rounds(rank, n, comm, TEST_STREAM_PLUGIN, op, reset_round);
   };
   env.insert(env.end(), {{"DEEPCOMM_DEVICE_PLUGIN", TEST_STREAM_PLUGIN},
                          {"DEEPCOMM_COMPRESS", spec},
@@ -466,7 +382,7 @@ void a_failed_codec_on_rank_1(int how, ncclResult_t want, ncclResult_t want_on_1
   const std::string marks = folder;
   const auto body = [=](int rank, int n, ncclComm_t comm) {
     Emulated device;
-    if (!device.load()) return complain(rank, std::string("test plugin: ") + dlerror());
+    if (!device.load(TEST_STREAM_PLUGIN)) return complain(rank, std::string("test plugin: ") + dlerror());
     device.corrupt_encodes(rank == 1 ? how : 0);
     const size_t count = 20000;
     void *in = nullptr, *out = nullptr;
@@ -527,7 +443,8 @@ TEST(NcclDeviceBridge, AKilledPeerReleasesTheStreamWithAnAsyncError) {
                       [](int rank, int, ncclComm_t comm) {
                         if (rank == victim) raise(SIGKILL);
                         Emulated device;
-                        if (!device.load()) return complain(rank, std::string("test plugin: ") + dlerror());
+                        if (!device.load(TEST_STREAM_PLUGIN))
+                          return complain(rank, std::string("test plugin: ") + dlerror());
                         const size_t count = 1 << 16;
                         void *in = nullptr, *out = nullptr;
                         if (ncclMemAlloc(&in, count * 4) != ncclSuccess || ncclMemAlloc(&out, count * 4) != ncclSuccess)
