@@ -1,11 +1,10 @@
 #include "device/plugin_queue.h"
-#include "device/abi_step.h"
 
 #include <poll.h>
 
-#include <cstring>
 #include <string>
 
+#include "device/abi_step.h"
 #include "device/cpu_steps.h"
 
 namespace dc::device {

@@ -334,7 +334,14 @@ dcResult_t StreamBridge::add(device::Stream stream, const void* send, size_t in_
                              Run run, bool copies_out) {
   if ((in_bytes > 0 && send == nullptr) || (copies_out && out_bytes > 0 && recv == nullptr))
     return refuse(dcInvalidArgument, "DeepComm: device operation: NULL buffer");
-  Part part{stream, send, in_bytes, recv, copies_out ? out_bytes : 0, out_bytes, std::move(run), 0, 0, nullptr};
+  Part part{.stream = stream,
+            .send = send,
+            .in_bytes = in_bytes,
+            .recv = recv,
+            .out_bytes = copies_out ? out_bytes : 0,
+            .slot_out_bytes = out_bytes,
+            .run = std::move(run),
+            .compressed = nullptr};
   if (grouping_) {
     group_.push_back(std::move(part));
     return dcSuccess;
