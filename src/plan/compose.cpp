@@ -108,8 +108,9 @@ uint32_t BuildSpace::tag(uint64_t phase, uint64_t chunks_per_phase, uint64_t chu
 }
 
 uint32_t BuildSpace::add(Step step, const std::vector<uint32_t>& after) {
-  if (!tracker) return plan->add(step, after);
   std::vector<uint32_t> deps = after;
+  deps.insert(deps.end(), start_after.begin(), start_after.end());
+  if (!tracker) return plan->add(step, deps);
   tracker->depend(step, deps);
   const uint32_t index = plan->add(step, deps);
   tracker->record(index, step);

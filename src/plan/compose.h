@@ -72,6 +72,9 @@ struct BuildSpace {
   // chunks in the order that ring consumes them (plan_build::ring_feed_order). 1 member: no ring.
   int feeds_ring_member = 0;
   int feeds_ring_members = 1;
+  // Steps that every step of this generator also follows (a paced phase waits for a later
+  // phase's progress in an earlier round: hierarchical_allreduce.cpp).
+  std::vector<uint32_t> start_after;
 
   int n() const { return static_cast<int>(members.size()); }
   plan_build::Range segment(int k) const {

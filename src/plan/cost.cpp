@@ -70,6 +70,10 @@ void Traffic::add_alongside(const Traffic& other) {
   fill_ = std::max(fill_, other.fill_);
 }
 
+void Traffic::repeat(int times) {
+  for (Load& l : loads_) l.amount *= times;
+}
+
 std::vector<Traffic::Load> Traffic::totals() const {
   std::vector<Load> sorted = loads_;
   std::sort(sorted.begin(), sorted.end(), [](const Load& a, const Load& b) { return a.key < b.key; });

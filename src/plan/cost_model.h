@@ -49,6 +49,9 @@ class Traffic {
   // Work that runs at the same time on other ranks (another host, another rail): loads add, the
   // latency is the longer one.
   void add_alongside(const Traffic& other);
+  // `times` copies of this traffic that pipeline with one another (the rounds of a hierarchical
+  // all-reduce): every load, message ends included, multiplies; the latency stays one copy's.
+  void repeat(int times);
 
   double seconds() const;
   double latency_seconds() const { return latency_; }

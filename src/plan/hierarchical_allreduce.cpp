@@ -17,7 +17,9 @@
 //
 // The phase tracker orders each step after exactly the earlier phases' steps that touch its
 // memory, so a chunk crosses hosts as soon as its host's sum is done. Which levels to use (hosts
-// and groups, or only one of them) is priced too; every rank computes the same choice.
+// and groups, or only one of them) is priced too; every rank computes the same choice. A large
+// dense buffer is cut into rounds, each all of the above over its part, paced so that the sums
+// inside a host stay a bounded distance ahead of the slow links (rounds_of below).
 #include <algorithm>
 #include <map>
 #include <string>
@@ -201,6 +203,25 @@ std::pair<Shape, Traffic> best_shape(const PlanRequest& request, const std::vect
   return best;
 }
 
+// The rounds a dense plan is cut into: enough that a round's owned block inside a host is about
+// kRoundBlockBytes, at most kMaxRounds. Each round is the whole hierarchical all-reduce of its part
+// of the buffer, and round r + kRoundsAhead reduces inside its hosts only once this rank's
+// all-reduce across them in round r sent its first message: the reductions inside a host then run
+// a bounded distance ahead of the slow links instead of all at once at the start, where on
+// oversubscribed cores they took the CPU the first transfers needed. 2 hosts x 4 ranks at 1 Gbit/s,
+// 64 MiB (docs/performance.md, "Hierarchy by default"): 1.12x the slow-link bound in one round,
+// 1.02x in 16, 1.01x in 32; 16 MiB: 1.13x, 1.01x in 16 and 32.
+constexpr uint64_t kRoundBlockBytes = 128 * 1024;
+constexpr uint64_t kMaxRounds = 32;
+constexpr int kRoundsAhead = 2;
+
+int rounds_of(const PlanRequest& request, const Shape& shape) {
+  if (request.compression) return 1;  // a compressed all-reduce codes each segment once, whole
+  const uint64_t blocks =
+      request.count * request.elem_size / (static_cast<uint64_t>(shape.width[0]) * kRoundBlockBytes);
+  return static_cast<int>(std::clamp<uint64_t>(blocks, 1, kMaxRounds));
+}
+
 // Whether the level after l is a flat ring over one member per unit (then the reduce-scatter
 // inside unit u finishes its chunks in the order ring member u consumes them). The segments'
 // rings are priced alike; the first one's choice stands for all.
@@ -233,6 +254,7 @@ void build_level(BuildSpace sp, const Shape& shape, size_t l, uint32_t slot, uin
   const char* level_name = shape.levels[l] == Level::Hosts ? " in host" : " in group";
 
   BuildSpace local = sp;
+  local.start_after.clear();
   local.members = unit;
   local.self = j;
   local.finalize = false;
@@ -241,15 +263,19 @@ void build_level(BuildSpace sp, const Shape& shape, size_t l, uint32_t slot, uin
     local.feeds_ring_member = u;
     local.feeds_ring_members = static_cast<int>(units.size());
   }
-  if (r > 1)
-    build_phase(local, {slot, slots}, std::string("reduce-scatter") + level_name, direct ? "direct" : "ring",
+  if (r > 1) {
+    BuildSpace paced = local;
+    paced.start_after = sp.start_after;
+    build_phase(paced, {slot, slots}, std::string("reduce-scatter") + level_name, direct ? "direct" : "ring",
                 direct ? build_direct_allreduce_scatter_half : build_ring_allreduce_scatter_half);
+  }
 
   const uint32_t inner_slots = slots_from(shape, l + 1);
   for (int k = 0; k < K; ++k) {
     const Range segment = ring_segment(sp.count, K, k);
     if (owner_of(K, r, k) != j || segment.count == 0) continue;
     BuildSpace inner = sp;
+    inner.start_after.clear();
     inner.members = rail_of_segment(units, K, k);
     inner.self = u;
     // A member alone in its unit takes its own data; the others their unit's sum.
@@ -266,6 +292,20 @@ void build_level(BuildSpace sp, const Shape& shape, size_t l, uint32_t slot, uin
                 direct ? build_direct_allreduce_gather_half : build_ring_allreduce_gather_half);
 }
 
+// The first message of each all-reduce across units that this rank built since `first_phase`.
+std::vector<uint32_t> first_sends_across(const Plan& plan, size_t first_phase) {
+  std::vector<uint32_t> sends;
+  for (size_t p = first_phase; p < plan.phases.size(); ++p) {
+    if (plan.phases[p].name != "all-reduce") continue;
+    for (uint32_t i = plan.phases[p].first_step; i < plan.phases[p].end_step; ++i)
+      if (plan.steps[i].kind == StepKind::Send) {
+        sends.push_back(i);
+        break;
+      }
+  }
+  return sends;
+}
+
 }  // namespace
 
 bool hierarchical_allreduce_applicable(const PlanRequest& request, const std::vector<int>& members) {
@@ -278,11 +318,39 @@ void build_hierarchical_allreduce(BuildSpace& sp) {
   PhaseTracker tracker(*sp.request);
   BuildSpace top = topology_ordered(sp);
   top.tracker = &tracker;
-  build_level(top, shape, 0, 0, slots_from(shape, 0));
+  Plan& plan = *sp.plan;
+  const uint32_t slots = slots_from(shape, 0);
+  const int rounds = rounds_of(*sp.request, shape);
+  // Rounds reuse one scratch region: the tracker orders a round's use of it after the last one's.
+  const uint64_t scratch_start = plan.sizes.scratch;
+  uint64_t scratch_end = scratch_start;
+  std::vector<std::vector<uint32_t>> started(rounds);
+  for (int r = 0; r < rounds; ++r) {
+    const Range part = ring_segment(sp.count, rounds, r);
+    BuildSpace round = top;
+    round.in = top.input(part.offset);
+    round.out = top.output(part.offset);
+    round.count = part.count;
+    if (r >= kRoundsAhead) round.start_after = started[r - kRoundsAhead];
+    plan.sizes.scratch = scratch_start;
+    const size_t first_phase = plan.phases.size();
+    build_level(round, shape, 0, static_cast<uint32_t>(r) * slots, static_cast<uint32_t>(rounds) * slots);
+    scratch_end = std::max(scratch_end, plan.sizes.scratch);
+    started[r] = first_sends_across(plan, first_phase);
+  }
+  plan.sizes.scratch = scratch_end;
 }
 
 Traffic hierarchical_allreduce_traffic(const PlanRequest& request, const std::vector<int>& members) {
-  return best_shape(request, members).second;
+  auto [shape, traffic] = best_shape(request, members);
+  const int rounds = rounds_of(request, shape);
+  if (rounds == 1) return traffic;
+  // Priced as `rounds` copies of the largest round.
+  PlanRequest round = request;
+  round.count = ring_segment(request.count, rounds, 0).count;
+  Traffic t = level_traffic(round, shape, 0, request.cluster->topology_order(members), round.count);
+  t.repeat(rounds);
+  return t;
 }
 
 }  // namespace dc

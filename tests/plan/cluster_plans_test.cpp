@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "src/plan/generators.h"
 #include "src/plan/select.h"
 #include "tests/plan/plan_check.h"
+#include "tests/plan/plan_invariants.h"
 
 namespace dc {
 namespace {
@@ -268,6 +270,105 @@ TEST(FakeClusters, PricingScalesTo32kRanks) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   EXPECT_EQ(priced.front().generator->name, std::string("hierarchical"));
   EXPECT_LT(seconds, 10.0 * DC_TEST_TIME_SCALE);
+}
+
+// A hierarchical plan's rounds, as this rank's phases show them: each round opens with the
+// reduce-scatter inside its host; per round, the first message of its all-reduce across hosts.
+struct Rounds {
+  std::vector<size_t> first_phase;              // of each round
+  std::vector<std::optional<uint32_t>> across;  // first send across hosts in each round
+};
+
+Rounds rounds_of_plan(const Plan& plan) {
+  Rounds rounds;
+  for (size_t p = 0; p < plan.phases.size(); ++p) {
+    const PlanPhase& phase = plan.phases[p];
+    if (phase.name == "reduce-scatter in host") {
+      rounds.first_phase.push_back(p);
+      rounds.across.emplace_back();
+    }
+    if (phase.name != "all-reduce" || rounds.across.empty() || rounds.across.back()) continue;
+    for (uint32_t i = phase.first_step; i < phase.end_step; ++i)
+      if (plan.steps[i].kind == StepKind::Send) {
+        rounds.across.back() = i;
+        break;
+      }
+  }
+  return rounds;
+}
+
+bool depends_directly(const Plan& plan, uint32_t step, uint32_t on) {
+  const Step& s = plan.steps[step];
+  return std::find(plan.deps.begin() + s.dep_begin, plan.deps.begin() + s.dep_begin + s.dep_count, on) !=
+         plan.deps.begin() + s.dep_begin + s.dep_count;
+}
+
+// A large dense all-reduce over hosts runs in rounds, each the whole hierarchical all-reduce of its
+// part of the buffer, and a round's reduce-scatter inside its host starts only once this rank's
+// all-reduce across hosts two rounds earlier sent its first message: the hosts' sums stay a bounded
+// distance ahead of the slow links instead of taking every core at the start.
+TEST(HierarchicalRounds, LargeAllReducesRunInRoundsPacedByTheLinksBetweenHosts) {
+  for (const auto& cluster :
+       {ClusterView::blocks(2, 4, true), ClusterView::blocks(4, 2, true), ClusterView::layout({3, 5}, true)}) {
+    SCOPED_TRACE(cluster->describe());
+    PlanRequest q;
+    q.collective = dcCollAllReduce;
+    q.nranks = cluster->nranks();
+    q.count = (64 << 20) / 4;
+    q.algorithms = AlgorithmFilter::only("hierarchical");
+    q.cluster = cluster;
+    for (int rank = 0; rank < q.nranks; ++rank) {
+      q.rank = rank;
+      const Plan plan = make_plan(q);
+      const Rounds rounds = rounds_of_plan(plan);
+      ASSERT_EQ(rounds.first_phase.size(), 32u) << "rank " << rank;
+      for (size_t r = 0; r < rounds.first_phase.size(); ++r) {
+        ASSERT_TRUE(rounds.across[r]) << "round " << r << " of rank " << rank << " sends nothing across hosts";
+        EXPECT_FALSE(cluster->same_host(rank, plan.steps[*rounds.across[r]].peer));
+        const PlanPhase& scatter = plan.phases[rounds.first_phase[r]];
+        for (uint32_t i = scatter.first_step; i < scatter.end_step; ++i) {
+          if (r >= 2) {
+            EXPECT_TRUE(depends_directly(plan, i, *rounds.across[r - 2]))
+                << "rank " << rank << ", round " << r << ": step " << i << " does not wait for round " << r - 2;
+          }
+          for (size_t earlier = 0; earlier < r; ++earlier)
+            if (earlier + 2 != r) EXPECT_FALSE(depends_directly(plan, i, *rounds.across[earlier]));
+        }
+      }
+    }
+    // A buffer that fills no more than one round's block per host member: one round.
+    q.count = (128 << 10) / 4;
+    q.rank = 0;
+    EXPECT_EQ(rounds_of_plan(make_plan(q)).first_phase.size(), 1u);
+  }
+}
+
+TEST(HierarchicalRounds, RoundsGiveTheSameResultsInEveryOrder) {
+  const TypeOp types[] = {{dcFloat32, dcSum}, {dcFloat64, dcAvg}};
+  uint64_t seed = 1;
+  for (const auto& cluster :
+       {ClusterView::blocks(2, 4, true), ClusterView::blocks(4, 2, true), ClusterView::layout({3, 5}, true)}) {
+    SCOPED_TRACE(cluster->describe());
+    for (const TypeOp& to : types) {
+      for (bool in_place : {false, true}) {
+        PlanRequest q;
+        q.collective = dcCollAllReduce;
+        q.nranks = cluster->nranks();
+        q.elem_size = datatype_size(to.type);
+        q.count = (2 << 20) / q.elem_size + 3;  // rounds of uneven parts
+        q.chunk_bytes = 1 << 20;                // few steps: the hazard check is quadratic in them
+        q.in_place = in_place;
+        q.algorithms = AlgorithmFilter::only("hierarchical");
+        q.cluster = cluster;
+        q.rank = 0;
+        ASSERT_GT(rounds_of_plan(make_plan(q)).first_phase.size(), 1u);
+        // Rounds share one scratch region: every use of it is ordered after the last one's.
+        ASSERT_EQ(sim::check_hazards(make_plans(q), q.elem_size), "");
+        simulate_and_check(q, to, seed++);
+        if (testing::Test::HasFatalFailure()) return;
+      }
+    }
+  }
 }
 
 }  // namespace
