@@ -203,23 +203,28 @@ std::pair<Shape, Traffic> best_shape(const PlanRequest& request, const std::vect
   return best;
 }
 
-// The rounds a dense plan is cut into: enough that a round's owned block inside a host is about
-// kRoundBlockBytes, at most kMaxRounds. Each round is the whole hierarchical all-reduce of its part
+// The rounds a dense plan is cut into. Each round is the whole hierarchical all-reduce of its part
 // of the buffer, and round r + kRoundsAhead reduces inside its hosts only once this rank's
-// all-reduce across them in round r sent its first message: the reductions inside a host then run
-// a bounded distance ahead of the slow links instead of all at once at the start, where on
-// oversubscribed cores they took the CPU the first transfers needed. 2 hosts x 4 ranks at 1 Gbit/s,
-// 64 MiB (docs/performance.md, "Hierarchy by default"): 1.12x the slow-link bound in one round,
-// 1.02x in 16, 1.01x in 32; 16 MiB: 1.13x, 1.01x in 16 and 32.
+// all-reduce across them in round r sent its first message: the sums inside a host then run a
+// bounded distance ahead of the slow links instead of all at once at the start, where on
+// oversubscribed cores they took the CPU the first transfers needed. A round costs its messages
+// and a pacing wait, so rounds are cut only where the links carry a long transfer: one round per
+// kRoundLinkSeconds of the busiest link's time, each owning at least kRoundBlockBytes per host
+// member, at most kMaxRounds. 2 hosts x 4 ranks on 2 cores (docs/performance.md, "Hierarchy by
+// default"): at 1 Gbit/s, 64 MiB took 1.12x the slow-link bound in one round, 1.01x in 32; over an
+// unlimited veth (~30 Gbit/s) 32 rounds made 64 MiB 5% and 16 MiB 47% slower.
+constexpr double kRoundLinkSeconds = 4e-3;
 constexpr uint64_t kRoundBlockBytes = 128 * 1024;
 constexpr uint64_t kMaxRounds = 32;
 constexpr int kRoundsAhead = 2;
 
-int rounds_of(const PlanRequest& request, const Shape& shape) {
+// `whole`: the traffic of the buffer in one round.
+int rounds_of(const PlanRequest& request, const Shape& shape, const Traffic& whole) {
   if (request.compression) return 1;  // a compressed all-reduce codes each segment once, whole
   const uint64_t blocks =
       request.count * request.elem_size / (static_cast<uint64_t>(shape.width[0]) * kRoundBlockBytes);
-  return static_cast<int>(std::clamp<uint64_t>(blocks, 1, kMaxRounds));
+  const auto by_link = static_cast<uint64_t>(whole.network_seconds() / kRoundLinkSeconds);
+  return static_cast<int>(std::clamp<uint64_t>(std::min(blocks, by_link), 1, kMaxRounds));
 }
 
 // Whether the level after l is a flat ring over one member per unit (then the reduce-scatter
@@ -314,13 +319,13 @@ bool hierarchical_allreduce_applicable(const PlanRequest& request, const std::ve
 }
 
 void build_hierarchical_allreduce(BuildSpace& sp) {
-  const Shape shape = best_shape(*sp.request, sp.members).first;
+  const auto [shape, whole] = best_shape(*sp.request, sp.members);
   PhaseTracker tracker(*sp.request);
   BuildSpace top = topology_ordered(sp);
   top.tracker = &tracker;
   Plan& plan = *sp.plan;
   const uint32_t slots = slots_from(shape, 0);
-  const int rounds = rounds_of(*sp.request, shape);
+  const int rounds = rounds_of(*sp.request, shape, whole);
   // Rounds reuse one scratch region: the tracker orders a round's use of it after the last one's.
   const uint64_t scratch_start = plan.sizes.scratch;
   uint64_t scratch_end = scratch_start;
@@ -342,15 +347,23 @@ void build_hierarchical_allreduce(BuildSpace& sp) {
 }
 
 Traffic hierarchical_allreduce_traffic(const PlanRequest& request, const std::vector<int>& members) {
-  auto [shape, traffic] = best_shape(request, members);
-  const int rounds = rounds_of(request, shape);
-  if (rounds == 1) return traffic;
-  // Priced as `rounds` copies of the largest round.
-  PlanRequest round = request;
-  round.count = ring_segment(request.count, rounds, 0).count;
-  Traffic t = level_traffic(round, shape, 0, request.cluster->topology_order(members), round.count);
-  t.repeat(rounds);
-  return t;
+  auto [shape, whole] = best_shape(request, members);
+  const int rounds = rounds_of(request, shape, whole);
+  if (rounds == 1) return whole;
+  // The rounds' parts come in two sizes (ring_segment): copies of each.
+  const std::vector<int> ordered = request.cluster->topology_order(members);
+  const uint64_t larger = request.count % static_cast<uint64_t>(rounds);
+  Traffic priced(*request.cluster);
+  for (uint64_t extra : {uint64_t{1}, uint64_t{0}}) {
+    const int copies = static_cast<int>(extra ? larger : rounds - larger);
+    if (copies == 0) continue;
+    PlanRequest round = request;
+    round.count = request.count / static_cast<uint64_t>(rounds) + extra;
+    Traffic t = level_traffic(round, shape, 0, ordered, round.count);
+    t.repeat(copies);
+    priced.add_alongside(t);
+  }
+  return priced;
 }
 
 }  // namespace dc

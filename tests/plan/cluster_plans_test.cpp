@@ -303,13 +303,22 @@ bool depends_directly(const Plan& plan, uint32_t step, uint32_t on) {
          plan.deps.begin() + s.dep_begin + s.dep_count;
 }
 
-// A large dense all-reduce over hosts runs in rounds, each the whole hierarchical all-reduce of its
-// part of the buffer, and a round's reduce-scatter inside its host starts only once this rank's
-// all-reduce across hosts two rounds earlier sent its first message: the hosts' sums stay a bounded
-// distance ahead of the slow links instead of taking every core at the start.
-TEST(HierarchicalRounds, LargeAllReducesRunInRoundsPacedByTheLinksBetweenHosts) {
-  for (const auto& cluster :
-       {ClusterView::blocks(2, 4, true), ClusterView::blocks(4, 2, true), ClusterView::layout({3, 5}, true)}) {
+// One network tier of `gbps` between every two hosts.
+topo::TopologyFile one_tier(double gbps) {
+  topo::TopologyFile file;
+  file.source = "fake";
+  file.tiers = {tier("net", gbps, 60, false)};
+  return file;
+}
+
+// A large dense all-reduce over slow links runs in rounds, each the whole hierarchical all-reduce
+// of its part of the buffer, and a round's reduce-scatter inside its host starts only once this
+// rank's all-reduce across hosts two rounds earlier sent its first message: the hosts' sums stay a
+// bounded distance ahead of the links instead of taking every core at the start.
+TEST(HierarchicalRounds, AllReducesOverSlowLinksRunInRoundsPacedByThem) {
+  const topo::TopologyFile gigabit = one_tier(1);
+  for (const auto& cluster : {ClusterView::blocks(2, 4, true, &gigabit), ClusterView::blocks(4, 2, true, &gigabit),
+                              ClusterView::layout({3, 5}, true, &gigabit)}) {
     SCOPED_TRACE(cluster->describe());
     PlanRequest q;
     q.collective = dcCollAllReduce;
@@ -336,18 +345,39 @@ TEST(HierarchicalRounds, LargeAllReducesRunInRoundsPacedByTheLinksBetweenHosts) 
         }
       }
     }
-    // A buffer that fills no more than one round's block per host member: one round.
-    q.count = (128 << 10) / 4;
-    q.rank = 0;
-    EXPECT_EQ(rounds_of_plan(make_plan(q)).first_phase.size(), 1u);
+  }
+}
+
+// Rounds cost messages and waits, so their number follows the links' time: one per 4 ms of the
+// busiest link (at most 32), each owning at least 128 KiB per host member.
+TEST(HierarchicalRounds, TheLinksTimeSetsHowManyRounds) {
+  const topo::TopologyFile gigabit = one_tier(1), fast = one_tier(100);
+  struct Case {
+    const topo::TopologyFile* file;
+    uint64_t bytes;
+    size_t rounds;
+  };
+  // 2 hosts x 4: each host sends the buffer's size across; 64 MiB take 537 ms at 1 Gbit/s, 54 ms at
+  // the default 10 Gbit/s, 5.4 ms at 100 Gbit/s.
+  for (const Case& c : {Case{&gigabit, 64 << 20, 32}, Case{nullptr, 64 << 20, 13}, Case{&fast, 64 << 20, 1},
+                        Case{&gigabit, 2 << 20, 4}, Case{&gigabit, 512 << 10, 1}}) {
+    PlanRequest q;
+    q.collective = dcCollAllReduce;
+    q.cluster = ClusterView::blocks(2, 4, true, c.file);
+    q.nranks = 8;
+    q.count = c.bytes / 4;
+    q.algorithms = AlgorithmFilter::only("hierarchical");
+    EXPECT_EQ(rounds_of_plan(make_plan(q)).first_phase.size(), c.rounds)
+        << c.bytes << " bytes over " << (c.file ? c.file->tiers[0].bandwidth_gbps : 10) << " Gbit/s";
   }
 }
 
 TEST(HierarchicalRounds, RoundsGiveTheSameResultsInEveryOrder) {
   const TypeOp types[] = {{dcFloat32, dcSum}, {dcFloat64, dcAvg}};
+  const topo::TopologyFile gigabit = one_tier(1);
   uint64_t seed = 1;
-  for (const auto& cluster :
-       {ClusterView::blocks(2, 4, true), ClusterView::blocks(4, 2, true), ClusterView::layout({3, 5}, true)}) {
+  for (const auto& cluster : {ClusterView::blocks(2, 4, true, &gigabit), ClusterView::blocks(4, 2, true, &gigabit),
+                              ClusterView::layout({3, 5}, true, &gigabit)}) {
     SCOPED_TRACE(cluster->describe());
     for (const TypeOp& to : types) {
       for (bool in_place : {false, true}) {

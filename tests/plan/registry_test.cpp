@@ -234,7 +234,8 @@ TEST(Selector, ThreeLevelsWithTwoNetworkTiers) {
   double slow = 0;
   for (const auto& [link, bytes] : hierarchical_allreduce_traffic(q, everyone).link_bytes())
     if (std::get<0>(link) == 1 && std::get<3>(link)) slow = std::max(slow, bytes);
-  EXPECT_NEAR(slow, (64 << 20) / 4.0, 1.0);
+  // Within a few elements: the rounds' parts do not all divide evenly over the levels.
+  EXPECT_NEAR(slow, (64 << 20) / 4.0, 64.0);
 }
 
 TEST(Selector, RingsCrossEachSlowLinkOnce) {
