@@ -224,7 +224,9 @@ int rounds_of(const PlanRequest& request, const Shape& shape, const Traffic& who
   const uint64_t blocks =
       request.count * request.elem_size / (static_cast<uint64_t>(shape.width[0]) * kRoundBlockBytes);
   const auto by_link = static_cast<uint64_t>(whole.network_seconds() / kRoundLinkSeconds);
-  return static_cast<int>(std::clamp<uint64_t>(std::min(blocks, by_link), 1, kMaxRounds));
+  // Every round takes its own tag slots: each phase keeps at least 2^16 message tags.
+  const uint64_t by_tags = (uint64_t{1} << 16) / slots_from(shape, 0);
+  return static_cast<int>(std::clamp<uint64_t>(std::min({blocks, by_link, by_tags}), 1, kMaxRounds));
 }
 
 // Whether the level after l is a flat ring over one member per unit (then the reduce-scatter
