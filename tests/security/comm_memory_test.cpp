@@ -2,10 +2,14 @@
 // a 16 MiB and a small all-reduce, a split whose halves all-reduce and all-gather, and destroy;
 // after each round every rank samples the bytes it holds from the allocator (mallinfo2: in use in
 // its arenas plus mmapped chunks). The samples sit at one of two levels ~400 KiB apart (the
-// allocator's state between rounds), so windows are compared by their peaks: after two warm-up
-// rounds (process-wide state made on first use), the peak of the last kWindow rounds may exceed the
-// peak of the first kWindow by at most kSlackBytes. A communicator that leaves its scratch, board
-// or a channel behind (tens of KiB to MiB per round) fails: 16 KiB per communicator did. Resident memory is not what is checked: glibc keeps freed megabytes in its heaps after a
+// allocator's state between rounds), and which one a rank sees is chance: under a CPU hog rank 0
+// saw only the lower level in its first 10 rounds and the upper one 3 times in its last 10, so
+// comparing the windows' peaks failed a rank that held nothing more. Windows are compared by their
+// floors: after two warm-up rounds (process-wide state made on first use), the lowest of the last
+// kWindow samples may exceed the lowest of the first kWindow by at most kSlackBytes. Memory kept
+// raises every later sample, the floor included: a communicator that leaves its scratch, board or
+// a channel behind (tens of KiB to MiB per round) fails, and so does 16 KiB per communicator
+// (+576 KiB between the windows). Resident memory is not what is checked: glibc keeps freed megabytes in its heaps after a
 // large free raises its mmap threshold (the soak's resident samples climb in steps for that
 // reason, docs/security.md), so only the bytes in use say whether the library holds on to memory.
 #include <gtest/gtest.h>
@@ -56,13 +60,13 @@ int rank_body(int rank, const std::vector<dcUniqueId>& ids) {
     samples.push_back(heap_in_use());
   }
   const auto early = samples.begin() + kWarmupRounds;
-  const size_t early_peak = *std::max_element(early, early + kWindow);
-  const size_t late_peak = *std::max_element(samples.end() - kWindow, samples.end());
+  const size_t early_floor = *std::min_element(early, early + kWindow);
+  const size_t late_floor = *std::min_element(samples.end() - kWindow, samples.end());
   std::string line = "rank " + std::to_string(rank) + " heap in use after each round (KiB):";
   for (size_t s : samples) line += " " + std::to_string(s >> 10);
   std::printf("%s\n", line.c_str());
   std::fflush(stdout);
-  return late_peak > early_peak + kSlackBytes ? 3 : 0;
+  return late_floor > early_floor + kSlackBytes ? 3 : 0;
 }
 
 TEST(CommMemory, DestroyedCommunicatorsGiveBackTheirHeap) {
@@ -83,7 +87,7 @@ TEST(CommMemory, DestroyedCommunicatorsGiveBackTheirHeap) {
     ASSERT_EQ(waitpid(pids[r], &status, 0), pids[r]);
     ASSERT_TRUE(WIFEXITED(status)) << "rank " << r << " died";
     EXPECT_NE(WEXITSTATUS(status), 2) << "rank " << r << ": a call failed";
-    EXPECT_NE(WEXITSTATUS(status), 3) << "rank " << r << " holds more heap in its last " << kWindow
+    EXPECT_NE(WEXITSTATUS(status), 3) << "rank " << r << " holds more heap at its lowest in its last " << kWindow
                                       << " rounds than in its first " << kWindow << " (+" << (kSlackBytes >> 10)
                                       << " KiB allowed)";
     EXPECT_EQ(WEXITSTATUS(status), 0);
