@@ -3,9 +3,13 @@
 // call), then one line on stdout:
 //   PROBE rank=R result=ok calls=N
 //   PROBE rank=R result=error code=C at_ms=T call_ms=D calls=N message=...
-// (T: wall-clock milliseconds when the failing call returned; D: how long it took). Exit 0 when
-// every call succeeded, 10 for a clean error, 11 for a wrong result.
+// (T: CLOCK_BOOTTIME milliseconds when the failing call returned, the clock /proc/uptime reads, so
+// the script compares it with the fault's time without the wall clock, which this machine's
+// sandbox steps; D: how long it took). Exit 0 when every call succeeded, 10 for a clean error, 11
+// for a wrong result.
 //   fault_probe BYTES SECONDS
+#include <time.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -35,9 +39,9 @@ int main(int argc, char** argv) {
     data[count] = std::chrono::steady_clock::now() < until ? 1.f : 0.f;
     const auto started = std::chrono::steady_clock::now();
     const dcResult_t result = dcAllReduce(data.data(), data.data(), count + 1, dcFloat32, dcSum, comm, nullptr);
-    const auto now_ms =
-        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-            .count();
+    timespec boot{};
+    clock_gettime(CLOCK_BOOTTIME, &boot);
+    const long long now_ms = boot.tv_sec * 1000LL + boot.tv_nsec / 1000000;
     const auto call_ms =
         std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count();
     if (result != dcSuccess) {
