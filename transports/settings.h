@@ -13,6 +13,14 @@ inline constexpr config::Setting kShmCma{
     .on_bad = config::OnBad::Warn,
     .doc = "0 turns single copy (cross-memory attach) off: large messages go through a shared segment."};
 
-inline constexpr const config::Setting* kTransportsTable[] = {&kShmCma};
+// Words in UcxInPlace's order (ucx_policy.h).
+inline constexpr config::Setting kUcxInPlace{
+    .name = "DEEPCOMM_UCX_IN_PLACE",
+    .type = config::Type::Choice,
+    .default_text = "auto",
+    .choices = "auto|always|never",
+    .doc = "Which UCX connections move ordinary memory in place (registration cache) instead of staging it."};
+
+inline constexpr const config::Setting* kTransportsTable[] = {&kShmCma, &kUcxInPlace};
 
 }  // namespace dc::settings

@@ -1,6 +1,7 @@
 """The configurations the comparison runs: DeepComm over shared memory and TCP, Open MPI in its
 shared-memory selections and its TCP one, and Gloo (TCP); DeepComm over UCX beside its own TCP
-transport and Open MPI's UCX pml, all three on UCX_TLS=tcp or plain TCP; and both libraries on a
+transport and Open MPI's UCX pml, all three on UCX_TLS=tcp or plain TCP, and over UCX_TLS=sm with
+ordinary memory in place and staged beside Open MPI's UCX pml on sm; and both libraries on a
 cluster of network-namespace hosts (bench/compare/cluster.py). Each builds the command line of one
 run."""
 
@@ -30,6 +31,9 @@ GROUPS = {
     "tcp": ["deepcomm-tcp", "ompi-tcp", "gloo"],
     # DeepComm over UCX (ucx-all, UCX_TLS=tcp) against its own TCP transport and Open MPI over UCX.
     "ucx": ["deepcomm-ucx", "deepcomm-tcp", "ompi-ucx-tcp"],
+    # DeepComm over UCX's shared memory (ucx-all, UCX_TLS=sm): ordinary memory in place (the
+    # default there) and staged (DEEPCOMM_UCX_IN_PLACE=never), against Open MPI's UCX pml on sm.
+    "ucx-sm": ["deepcomm-ucx-sm", "deepcomm-ucx-sm-staged", "ompi-ucx"],
     "cluster": ["deepcomm-cluster", "ompi-cluster"],  # needs --cluster-hosts (a Cluster)
 }
 
@@ -54,6 +58,10 @@ def command(config, collective, nranks, bench_dir, launcher, size_args, json_pat
             env["DEEPCOMM_TRANSPORT"] = "tcp"
         if config == "deepcomm-ucx":
             env.update(DEEPCOMM_TRANSPORT="ucx-all", UCX_TLS="tcp")
+        if config.startswith("deepcomm-ucx-sm"):
+            env.update(DEEPCOMM_TRANSPORT="ucx-all", UCX_TLS="sm")
+        if config == "deepcomm-ucx-sm-staged":
+            env["DEEPCOMM_UCX_IN_PLACE"] = "never"
         prog = os.path.join(bench_dir, collective + "_perf")
         return [launcher, "-n", str(nranks), prog] + size_args + ["-c", "1", "-J", json_path], env
     if config.startswith("ompi-"):

@@ -44,7 +44,7 @@ def parse_args():
     p.add_argument("--build", default="build", help="CMake build directory (holds bench/ and tools/launcher/)")
     p.add_argument("--collectives", default="all_reduce", help="comma list of " + ",".join(configs.COLLECTIVES))
     p.add_argument("--ranks", default="4", help="comma list of rank counts, e.g. 2,4,8")
-    p.add_argument("--groups", default="shm,tcp", help="comma list of: shm, tcp, ucx, cluster")
+    p.add_argument("--groups", default="shm,tcp", help="comma list of: shm, tcp, ucx, ucx-sm, cluster")
     p.add_argument("--cluster-hosts", type=int, default=2, help="hosts (network namespaces) of the cluster group")
     p.add_argument("--cluster-rate", default="1gbit", help="each host's link in the cluster group (tc syntax; none)")
     p.add_argument("--deepcomm-env", action="append", default=[], metavar="NAME=VALUE",

@@ -3,16 +3,24 @@
 // over its shared memory on one host (no peer-failure mode there: the control socket reports
 // death). Skipped, saying why, where UCX is absent or cannot start.
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 
 #include <boost/asio/ip/tcp.hpp>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <ostream>
 
+#include "base/error.h"
 #include "tests/support/transport_probe.h"
 #include "tests/transports/scenarios.h"
 #include "tests/transports/two_ranks.h"
 #include "transports/common/eager_credit.h"
 #include "transports/transport.h"
+#ifdef DEEPCOMM_TEST_UCX_WORKER
+#include "transports/ucx/ucx_policy.h"
+#include "transports/ucx/ucx_worker.h"
+#endif
 
 namespace dc::test {
 namespace {
@@ -96,6 +104,55 @@ std::string flush_waits_for_a_message_not_yet_taken(RankContext& ctx) {
   return "";
 }
 
+#ifdef DEEPCOMM_TEST_UCX_WORKER
+// The user frees a buffer and maps another at the same address between transfers, on both sides:
+// every message carries the bytes of its own buffer, nothing read or written through a stale
+// registration. In place (one host, UCX's shared memory: the receiver pulls) the cache registered
+// the buffers and UCX's memory events dropped each unmapped one's registration; over UCX's tcp
+// (the sender pushes) the payloads were staged and nothing was registered.
+std::string reused_addresses(RankContext& ctx, bool in_place) {
+  constexpr size_t kSize = EagerCredit::kEagerMax * 16;  // rendezvous
+  constexpr int kRounds = 4;
+  auto map_at = [](void* at) {
+    void* p =
+        mmap(at, kSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | (at ? MAP_FIXED_NOREPLACE : 0), -1, 0);
+    return p == MAP_FAILED ? nullptr : static_cast<char*>(p);
+  };
+  char* buf = map_at(nullptr);
+  SCENARIO_CHECK(ctx, buf, "mmap failed");
+  for (int round = 0; round < kRounds; ++round) {
+    const Tag tag{8, static_cast<uint64_t>(round + 1), 0};
+    const uint64_t seed = 8100 + round;
+    if (ctx.rank == 0) {
+      fill_pattern(buf, kSize, seed);
+      OpResult s = ctx.send(tag, buf, kSize).wait();
+      SCENARIO_CHECK(ctx, s.status.ok(), "round " + std::to_string(round) + ": " + describe(s));
+    } else {
+      OpResult r = ctx.recv(tag, buf, kSize).wait();
+      SCENARIO_CHECK(ctx, r.status.ok() && r.bytes == kSize, "round " + std::to_string(round) + ": " + describe(r));
+      SCENARIO_CHECK(ctx, check_pattern(buf, kSize, seed).empty(),
+                     "round " + std::to_string(round) + ": payload differs");
+    }
+    SCENARIO_CHECK(ctx, munmap(buf, kSize) == 0, "munmap failed");
+    char* again = map_at(buf);
+    SCENARIO_CHECK(ctx, again == buf, "the same address could not be mapped again");
+  }
+  munmap(buf, kSize);
+  UcxRegistrationCache::Stats stats;
+  ctx.io->call([&] { stats = UcxWorker::get(ctx.io->io())->registration_stats(); });
+  const std::string seen = "registrations " + std::to_string(stats.registrations) + ", invalidated " +
+                           std::to_string(stats.invalidated) + ", hits " + std::to_string(stats.hits);
+  if (!in_place) {
+    SCENARIO_CHECK(ctx, stats.registrations == 0, "staged connection registered ordinary memory: " + seen);
+    return "";
+  }
+  // Each round's buffer is new memory at the old address: registered afresh, the old one dropped.
+  SCENARIO_CHECK(ctx, stats.registrations >= kRounds && stats.invalidated >= kRounds - 1 && stats.hits == 0,
+                 "expected a fresh registration per round: " + seen);
+  return "";
+}
+#endif
+
 class UcxTwoRanks : public ::testing::TestWithParam<UcxSetup> {
  protected:
   void SetUp() override {
@@ -120,6 +177,12 @@ TEST_P(UcxTwoRanks, FlushWaitsForAMessageNotYetTaken) {
 }
 TEST_P(UcxTwoRanks, ShortAndTooLong) { EXPECT_EQ("", run(short_and_too_long)); }
 TEST_P(UcxTwoRanks, PeerKilledMidTransfer) { EXPECT_EQ("", run(peer_killed, RunOptions{true})); }
+#ifdef DEEPCOMM_TEST_UCX_WORKER
+TEST_P(UcxTwoRanks, AddressesReusedAfterUnmapNeverServedStale) {
+  const bool in_place = !GetParam().separate_hosts;  // sm on one host; tcp between two
+  EXPECT_EQ("", run([in_place](RankContext& ctx) { return reused_addresses(ctx, in_place); }));
+}
+#endif
 
 INSTANTIATE_TEST_SUITE_P(Tls, UcxTwoRanks, ::testing::Values(UcxSetup{"tcp", true}, UcxSetup{"sm", false}),
                          [](const auto& info) {
@@ -160,6 +223,40 @@ TEST_F(UcxTransport, AddressNamesHostControlSocketAndWorker) {
   EXPECT_STREQ(t->name(), "ucx");
   io.call([&] { t.reset(); });
 }
+
+#ifdef DEEPCOMM_TEST_UCX_WORKER
+// Which connections move ordinary memory in place: where UCX_TLS lets the receiver pull the
+// payload (cross-memory attach on one host; RDMA between hosts, and this machine has no RDMA port).
+TEST(UcxInPlacePolicy, FollowsUcxTlsAndTheSetting) {
+  struct Case {
+    const char* tls;  // nullptr: unset
+    const char* setting;
+    bool same_host;
+    bool in_place;
+  };
+  std::error_code no_sysfs;
+  const bool rdma =
+      std::filesystem::directory_iterator("/sys/class/infiniband", no_sysfs) != std::filesystem::directory_iterator();
+  const Case cases[] = {
+      {nullptr, nullptr, true, true},   {"all", nullptr, true, true},     {"sm", nullptr, true, true},
+      {"tcp", nullptr, true, false},    {"tcp,cma", nullptr, true, true}, {"posix,sysv", nullptr, true, false},
+      {"^sm", nullptr, true, false},    {"^knem", nullptr, true, true},   {"^cma,knem,xpmem", nullptr, true, false},
+      {"tcp", "always", true, true},    {"sm", "never", true, false},     {"tcp", "auto", false, false},
+      {nullptr, "always", false, true}, {"tcp", "never", false, false},   {nullptr, nullptr, false, rdma},
+  };
+  for (const Case& c : cases) {
+    c.tls ? setenv("UCX_TLS", c.tls, 1) : unsetenv("UCX_TLS");
+    c.setting ? setenv("DEEPCOMM_UCX_IN_PLACE", c.setting, 1) : unsetenv("DEEPCOMM_UCX_IN_PLACE");
+    EXPECT_EQ(ucx_moves_in_place(c.same_host), c.in_place)
+        << "UCX_TLS=" << (c.tls ? c.tls : "(unset)") << " DEEPCOMM_UCX_IN_PLACE=" << (c.setting ? c.setting : "(unset)")
+        << (c.same_host ? ", one host" : ", two hosts");
+  }
+  setenv("DEEPCOMM_UCX_IN_PLACE", "sometimes", 1);
+  EXPECT_THROW(ucx_moves_in_place(true), Error);
+  unsetenv("UCX_TLS");
+  unsetenv("DEEPCOMM_UCX_IN_PLACE");
+}
+#endif
 
 }  // namespace
 }  // namespace dc::test

@@ -81,6 +81,8 @@ UcxApi load() {
   resolve(handle, "ucs_status_string", api.status_string);
   resolve(handle, "ucm_set_global_opts", api.set_ucm_options);
   resolve(handle, "ucm_global_opts", api.ucm_options);
+  resolve(handle, "ucm_set_event_handler", api.set_event_handler);
+  resolve(handle, "ucm_unset_event_handler", api.unset_event_handler);
   std::atexit(close_entries_at_exit);  // runs before the destructors of the library just loaded
   DC_INFO("ucx: loaded %s", kLibrary);
   return api;  // the library stays loaded for the life of the process

@@ -35,6 +35,8 @@ struct UcxApi {
   decltype(&ucp_mem_unmap) mem_unmap;
   decltype(&ucs_status_string) status_string;
   decltype(&ucm_set_global_opts) set_ucm_options;
+  decltype(&ucm_set_event_handler) set_event_handler;
+  decltype(&ucm_unset_event_handler) unset_event_handler;
   ucm_global_config_t* ucm_options;
 };
 

@@ -29,7 +29,8 @@ void control_sent(void* request, ucs_status_t, void* user_data) {
 struct UcxChannel::SendRef {
   std::shared_ptr<UcxChannel> channel;
   SendPtr op;
-  UcxStagingPool::Buffer staging;  // what UCX reads from, unless registered memory
+  UcxStagingPool::Buffer staging;     // what UCX reads from, unless in place
+  UcxRegistrationCache::Lease lease;  // in place: the cached registration UCX uses
 };
 
 UcxChannel::UcxChannel(std::shared_ptr<UcxWorker> worker, int peer)
@@ -63,18 +64,21 @@ void UcxChannel::send(const Tag& tag, const void* buf, size_t len, Completion do
 }
 
 // A send that ends early (its connection closed) cannot be taken back inside UCX 1.13, which may go
-// on reading the payload after the caller has its buffer back: so UCX sends ordinary memory from a
-// copy owned by the request, freed when UCX completes it. Registered memory is sent from directly
-// (RDMA's zero copy).
+// on reading the payload after the caller has its buffer back: so where the receiver does not pull
+// the payload itself, UCX sends ordinary memory from a copy owned by the request, freed when UCX
+// completes it. Registered memory, and ordinary memory on in-place connections, is sent from
+// directly (zero copy; a late read there is the receiver's pull, which fails on freed memory).
 void UcxChannel::issue(const SendPtr& op, unsigned flags) {
-  auto* ref = new SendRef{shared_from_this(), op, {}};
+  auto* ref = new SendRef{shared_from_this(), op, {}, {}};
   ucp_request_param_t param{};
   param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
   param.cb.send = &UcxChannel::on_sent;
   param.user_data = ref;
   param.flags = flags;
   const void* from = op->buf;
-  if (ucp_mem_h memh = worker_->memory_handle(op->buf, op->len)) {
+  if (in_place_ && flags == UCP_AM_SEND_FLAG_EAGER) {
+    // UCX copies an eager payload out; no registration needed.
+  } else if (ucp_mem_h memh = in_place_handle(op->buf, op->len, ref->lease)) {
     param.op_attr_mask |= UCP_OP_ATTR_FIELD_MEMH;
     param.memh = memh;
   } else if (op->len > 0) {
@@ -89,10 +93,18 @@ void UcxChannel::issue(const SendPtr& op, unsigned flags) {
   send_done(op, UCS_PTR_STATUS(request));
 }
 
+ucp_mem_h UcxChannel::in_place_handle(const void* buf, size_t len, UcxRegistrationCache::Lease& lease) {
+  if (ucp_mem_h memh = worker_->memory_handle(buf, len)) return memh;
+  if (!in_place_ || len == 0) return nullptr;
+  lease = worker_->cached_registration(buf, len);
+  return lease ? static_cast<ucp_mem_h>(lease->handle) : nullptr;
+}
+
 void UcxChannel::on_sent(void* request, ucs_status_t status, void* user_data) {
   auto* ref = static_cast<SendRef*>(user_data);
   std::shared_ptr<UcxChannel> self = std::move(ref->channel);
   SendPtr op = std::move(ref->op);
+  self->worker_->release_lease(std::move(ref->lease));
   delete ref;
   self->api_.request_free(request);
   self->send_done(op, status);

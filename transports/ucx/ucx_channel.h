@@ -49,7 +49,8 @@ class UcxChannel : public std::enable_shared_from_this<UcxChannel> {
   // Receives its messages from now on (before the peer learns the id).
   uint64_t id() const { return id_; }
   // Set-up done: the endpoint to the peer, the peer's connection id and the control socket.
-  void attach(ucp_ep_h ep, uint64_t peer_conn, Socket control);
+  // in_place: ordinary memory is sent from and received into the caller's buffer (ucx_policy.h).
+  void attach(ucp_ep_h ep, uint64_t peer_conn, Socket control, bool in_place);
 
   void send(const Tag& tag, const void* buf, size_t len, Completion done);
   void recv(const Tag& tag, void* buf, size_t capacity, Completion done);
@@ -82,7 +83,7 @@ class UcxChannel : public std::enable_shared_from_this<UcxChannel> {
     size_t expected = 0;
     Completion done;
     bool in_ucx = false;   // a rendezvous payload is being received for it
-    bool direct = false;   // ... straight into buf (registered memory), not into staging
+    bool direct = false;   // ... straight into buf (registered or in place), not into staging
     bool discard = false;  // cancelled while in_ucx: its payload goes nowhere
   };
   using SendPtr = std::shared_ptr<SendOp>;
@@ -96,6 +97,10 @@ class UcxChannel : public std::enable_shared_from_this<UcxChannel> {
   struct RecvRef;
 
   // ucx_channel.cpp: sending and matching.
+  // The memory handle of an in-place transfer of [buf, buf + len): registered memory's, or on a
+  // connection that moves ordinary memory in place the cache's (kept while `lease` lives).
+  // nullptr: staged.
+  ucp_mem_h in_place_handle(const void* buf, size_t len, UcxRegistrationCache::Lease& lease);
   void issue(const SendPtr& op, unsigned flags);
   static void on_sent(void* request, ucs_status_t status, void* user_data);
   void send_done(const SendPtr& op, ucs_status_t status);
@@ -140,6 +145,7 @@ class UcxChannel : public std::enable_shared_from_this<UcxChannel> {
   std::unique_ptr<Socket> control_;
   char control_byte_ = 0;
   bool closed_ = false;
+  bool in_place_ = false;
   Status close_status_;
 
   std::unordered_map<Tag, std::deque<RecvPtr>, TagHash> posted_;

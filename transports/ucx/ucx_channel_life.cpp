@@ -9,8 +9,9 @@
 
 namespace dc {
 
-void UcxChannel::attach(ucp_ep_h ep, uint64_t peer_conn, Socket control) {
+void UcxChannel::attach(ucp_ep_h ep, uint64_t peer_conn, Socket control, bool in_place) {
   ep_ = ep;
+  in_place_ = in_place;
   peer_conn_ = peer_conn;
   control_ = std::make_unique<Socket>(std::move(control));
   watch_control();

@@ -2,16 +2,49 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <set>
+#include <sstream>
 
+#include "base/config_table.h"
 #include "base/error.h"
 #include "base/log.h"
 #include "base/net_interface.h"
+#include "transports/settings.h"
 
 namespace dc {
 
 namespace {
 
 bool user_set(const char* name) { return std::getenv(name) != nullptr; }
+
+enum class UcxInPlace { Auto, Always, Never };  // kUcxInPlace's words
+
+bool rdma_ports_present() {
+  std::error_code ec;
+  return std::filesystem::directory_iterator("/sys/class/infiniband", ec) != std::filesystem::directory_iterator();
+}
+
+// Whether UCX_TLS ("all" when unset; "a,b" or "^a,b") enables one of `transports`, a family
+// also named by any of `aliases`.
+bool tls_enables(const std::set<std::string>& aliases, const std::set<std::string>& transports) {
+  const char* value = std::getenv("UCX_TLS");
+  std::string tls = value && *value ? value : "all";
+  const bool excluding = tls[0] == '^';
+  if (excluding) tls.erase(0, 1);
+  std::set<std::string> listed;
+  std::istringstream items(tls);
+  for (std::string item; std::getline(items, item, ',');) listed.insert(item);
+  auto any_listed = [&](const std::set<std::string>& names) {
+    for (const std::string& n : names)
+      if (listed.count(n)) return true;
+    return false;
+  };
+  if (!excluding) return listed.count("all") || any_listed(aliases) || any_listed(transports);
+  if (any_listed(aliases)) return false;
+  for (const std::string& t : transports)
+    if (!listed.count(t)) return true;
+  return false;
+}
 
 }  // namespace
 
@@ -34,6 +67,18 @@ void apply_memory_hook_policy(const UcxApi& api) {
   if (!user_set("UCX_MEM_MALLOC_RELOC")) opts.enable_malloc_reloc = 0;
   if (!user_set("UCX_MEM_DYNAMIC_MMAP_THRESH")) opts.enable_dynamic_mmap_thresh = 0;
   api.set_ucm_options(&opts);
+}
+
+bool ucx_moves_in_place(bool same_host) {
+  switch (static_cast<UcxInPlace>(config::choice(settings::kUcxInPlace))) {
+    case UcxInPlace::Always: return true;
+    case UcxInPlace::Never: return false;
+    case UcxInPlace::Auto: break;
+  }
+  // The transports whose rendezvous the receiver pulls: single copy on one host, RDMA across.
+  if (same_host) return tls_enables({"sm", "shm"}, {"cma", "knem", "xpmem"});
+  return rdma_ports_present() && tls_enables({"ib", "rc", "dc", "ud"},
+                                             {"rc_v", "rc_x", "rc_mlx5", "dc_x", "dc_mlx5", "ud_v", "ud_x", "ud_mlx5"});
 }
 
 void restrict_devices(const UcxApi& api, ucp_config_t* config) {

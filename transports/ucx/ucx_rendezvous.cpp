@@ -1,12 +1,13 @@
 // Rendezvous messages on a UCX connection: receiving their payload, refusing them (too long,
 // another operation's, or a cancelled one's), and cancelling an operation's receives and the
 // messages already sent for it. A payload UCX is already receiving cannot be stopped inside UCX
-// 1.13, not even by closing the endpoint: over its tcp transport a sender that stalls mid-message
-// and resumes later still delivers the rest. So payloads land in staging owned by the UCX request
-// and are copied into the posted buffer once complete; a cancelled receive returns its buffer at
-// once and the rest of its payload goes into the staging alone. Registered memory (dcMemAlloc,
-// dcCommRegister) is received into directly, the zero-copy path RDMA needs (there the NIC reads
-// the sender's memory, which needs no help from the sender's CPU); cancel() then returns once UCX
+// 1.13, not even by closing the endpoint: over its tcp transport (a put: the sender pushes into
+// the receiver's addresses) a sender that stalls mid-message and resumes later still delivers the
+// rest. So on connections where the sender pushes, payloads into ordinary memory land in staging
+// owned by the UCX request and are copied into the posted buffer once complete; a cancelled receive
+// returns its buffer at once and the rest of its payload goes into the staging alone. Where the
+// receiver pulls (cross-memory attach, RDMA reads: ucx_policy.h), and for registered memory
+// (dcMemAlloc, dcCommRegister), the payload is received in place; cancel() then returns once UCX
 // let go of the buffer (progressing the worker meanwhile, bounded; past the bound the endpoint is
 // closed).
 #include <algorithm>
@@ -29,7 +30,8 @@ constexpr auto kForcedCloseWait = std::chrono::milliseconds(1000);
 struct UcxChannel::RecvRef {
   std::shared_ptr<UcxChannel> channel;
   RecvPtr op;
-  UcxStagingPool::Buffer staging;  // what UCX writes into, unless op->direct
+  UcxStagingPool::Buffer staging;     // what UCX writes into, unless op->direct
+  UcxRegistrationCache::Lease lease;  // in place: the cached registration UCX uses
 };
 
 void UcxChannel::match_rendezvous(const RecvPtr& op, const UcxHeader& h, void* desc) {
@@ -45,13 +47,13 @@ void UcxChannel::receive_rendezvous(const RecvPtr& op, size_t len, void* desc) {
   op->expected = len;
   op->in_ucx = true;
   rendezvous_recvs_.push_back(op);
-  auto* ref = new RecvRef{shared_from_this(), op, {}};
+  auto* ref = new RecvRef{shared_from_this(), op, {}, {}};
   ucp_request_param_t param{};
   param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
   param.cb.recv_am = &UcxChannel::on_received;
   param.user_data = ref;
   void* into = op->buf;
-  if (ucp_mem_h memh = worker_->memory_handle(op->buf, len)) {
+  if (ucp_mem_h memh = in_place_handle(op->buf, len, ref->lease)) {
     param.op_attr_mask |= UCP_OP_ATTR_FIELD_MEMH;
     param.memh = memh;
     op->direct = true;
@@ -78,6 +80,7 @@ void UcxChannel::on_received(void* request, ucs_status_t status, size_t, void* u
   land(*ref, status);
   std::shared_ptr<UcxChannel> self = std::move(ref->channel);
   RecvPtr op = std::move(ref->op);
+  self->worker_->release_lease(std::move(ref->lease));
   delete ref;
   self->api_.request_free(request);
   self->rendezvous_done(op, status);

@@ -21,6 +21,7 @@
 #include "transports/common/connector.h"
 #include "transports/transport.h"
 #include "transports/ucx/ucx_channel.h"
+#include "transports/ucx/ucx_policy.h"
 #include "transports/ucx/ucx_worker.h"
 
 namespace dc {
@@ -170,7 +171,7 @@ class UcxTransport : public Transport {
         if (!swapped.ok()) return done(swapped, nullptr);
         try {
           ucp_ep_h ep = worker_->connect(p.worker, p.host != host_, peer);
-          channel->attach(ep, swap->peer, std::move(*swap->socket));
+          channel->attach(ep, swap->peer, std::move(*swap->socket), ucx_moves_in_place(p.host == host_));
         } catch (const Error& e) {
           return done(Status::failure(e.code(), e.what()), nullptr);
         }

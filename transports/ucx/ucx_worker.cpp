@@ -124,6 +124,7 @@ UcxWorker::UcxWorker(boost::asio::io_context& io, const UcxApi& api) : io_(io), 
     api_.cleanup(context_);
     throw;
   }
+  start_registration_cache();
   DC_INFO("ucx: worker ready (address of %zu bytes)", address_.size() / 2);
 }
 
@@ -133,6 +134,10 @@ UcxWorker::~UcxWorker() {
   UcxEntry entry;
   if (!entry) return;  // the process is exiting: UCX goes with it
   progress_until([this] { return closing_.empty(); }, kCloseWait);
+  if (registrations_) {
+    api_.unset_event_handler(UCM_EVENT_VM_UNMAPPED, &UcxWorker::on_memory_event, registrations_.get());
+    registrations_.reset();
+  }
   for (const Mapped& m : mapped_) api_.mem_unmap(context_, m.memh);
   boost::system::error_code ignored;
   efd_.close(ignored);
@@ -353,6 +358,48 @@ void UcxWorker::unmap(ucp_mem_h memh) {
   if (it == mapped_.end()) return;
   api_.mem_unmap(context_, memh);
   mapped_.erase(it);
+}
+
+void UcxWorker::start_registration_cache() {
+  auto cache = std::make_unique<UcxRegistrationCache>(
+      [this](void* base, size_t size) -> void* {
+        UcxEntry entry;
+        if (!entry) fail(dcSystemError, "DeepComm: the process is exiting");
+        ucp_mem_map_params_t params{};
+        params.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
+        params.address = base;
+        params.length = size;
+        ucp_mem_h memh = nullptr;
+        check(api_, api_.mem_map(context_, &params, &memh), "memory registration");
+        return memh;
+      },
+      [this](void* memh) {
+        UcxEntry entry;
+        if (entry) api_.mem_unmap(context_, static_cast<ucp_mem_h>(memh));
+      });
+  // A negative priority: called before the pages go (UCM raises VM_UNMAPPED before the call).
+  const ucs_status_t s = api_.set_event_handler(UCM_EVENT_VM_UNMAPPED, -1, &UcxWorker::on_memory_event, cache.get());
+  if (s != UCS_OK) {
+    DC_INFO("ucx: no memory events (%s): ordinary memory is staged", api_.status_string(s));
+    return;
+  }
+  registrations_ = std::move(cache);
+}
+
+void UcxWorker::on_memory_event(ucm_event_type_t, ucm_event_t* event, void* arg) {
+  static_cast<UcxRegistrationCache*>(arg)->unmapped(event->vm_unmapped.address, event->vm_unmapped.size);
+}
+
+UcxRegistrationCache::Lease UcxWorker::cached_registration(const void* buf, size_t len) {
+  return registrations_ ? registrations_->acquire(buf, len) : nullptr;
+}
+
+void UcxWorker::release_lease(UcxRegistrationCache::Lease lease) {
+  if (lease && lease.use_count() == 1) boost::asio::post(io_, [last = std::move(lease)] {});
+}
+
+UcxRegistrationCache::Stats UcxWorker::registration_stats() const {
+  return registrations_ ? registrations_->stats() : UcxRegistrationCache::Stats{};
 }
 
 ucp_mem_h UcxWorker::memory_handle(const void* buf, size_t len) {

@@ -21,6 +21,7 @@
 #include <boost/asio/posix/stream_descriptor.hpp>
 
 #include "transports/ucx/ucx_api.h"
+#include "transports/ucx/ucx_registration_cache.h"
 #include "transports/ucx/ucx_staging.h"
 
 namespace dc {
@@ -67,6 +68,15 @@ class UcxWorker : public std::enable_shared_from_this<UcxWorker> {
   // A memory handle covering [buf, buf + len): registered memory, or dcMemAlloc/ncclMemAlloc
   // memory (mapped whole on first use). nullptr: none.
   ucp_mem_h memory_handle(const void* buf, size_t len);
+  // A cached registration of ordinary memory covering [buf, buf + len), for an in-place transfer
+  // (ucx_registration_cache.h; its handle is a ucp_mem_h). nullptr: stage it (no memory events
+  // in this process, or registering failed).
+  UcxRegistrationCache::Lease cached_registration(const void* buf, size_t len);
+  // Drops a lease from inside a UCX callback: the last one of a dropped entry is released later,
+  // from the engine, since unmapping from inside UCX's progress is not allowed.
+  void release_lease(UcxRegistrationCache::Lease lease);
+  // What the registration cache did so far (all zero without one).
+  UcxRegistrationCache::Stats registration_stats() const;
   // Staging memory of at least `bytes` for a payload in ordinary memory (reused, ucx_staging.h).
   UcxStagingPool::Buffer staging(size_t bytes) { return staging_->take(bytes); }
   // Frees the staging buffers kept for reuse; returns their bytes.
@@ -85,6 +95,9 @@ class UcxWorker : public std::enable_shared_from_this<UcxWorker> {
                                         const ucp_am_recv_param_t* param);
   static void on_endpoint_error(void* arg, ucp_ep_h ep, ucs_status_t status);
   static void on_closed(void* request, ucs_status_t status, void* user_data);
+  static void on_memory_event(ucm_event_type_t type, ucm_event_t* event, void* arg);
+  // The registration cache, where UCX's memory events reach it (else ordinary memory is staged).
+  void start_registration_cache();
   void progress_and_arm();
   // Up to kProgressPerRound ucp_worker_progress calls, until one does nothing; true when any did.
   bool progress_round();
@@ -116,6 +129,7 @@ class UcxWorker : public std::enable_shared_from_this<UcxWorker> {
   std::vector<void*> closing_;  // endpoint close requests in flight
   std::vector<Mapped> mapped_;
   std::shared_ptr<UcxStagingPool> staging_ = UcxStagingPool::make();
+  std::unique_ptr<UcxRegistrationCache> registrations_;
 };
 
 }  // namespace dc

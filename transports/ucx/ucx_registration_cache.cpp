@@ -1,0 +1,143 @@
+#include "transports/ucx/ucx_registration_cache.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <utility>
+
+#include "base/error.h"
+#include "base/log.h"
+
+namespace dc {
+
+namespace {
+
+uintptr_t page_size() {
+  static const uintptr_t size = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  return size;
+}
+
+uintptr_t end_of(const UcxRegistrationCache::Registration& r) { return reinterpret_cast<uintptr_t>(r.begin) + r.size; }
+
+}  // namespace
+
+UcxRegistrationCache::UcxRegistrationCache(Register reg, Unregister unreg, size_t max_entries, size_t max_bytes)
+    : register_(std::move(reg)), unregister_(std::move(unreg)), max_entries_(max_entries), max_bytes_(max_bytes) {}
+
+UcxRegistrationCache::~UcxRegistrationCache() { clear(); }
+
+UcxRegistrationCache::Lease UcxRegistrationCache::acquire(const void* buf, size_t len) {
+  if (!buf || !len) return nullptr;
+  drop_unmapped();
+  const uintptr_t from = reinterpret_cast<uintptr_t>(buf), to = from + len;
+  for (Entry& e : entries_) {
+    if (reinterpret_cast<uintptr_t>(e.registration->begin) <= from && to <= end_of(*e.registration)) {
+      e.last_use = ++clock_;
+      ++stats_.hits;
+      return e.registration;
+    }
+  }
+  // Whole pages, grown over every cached entry it overlaps or touches (theirs are mapped too).
+  uintptr_t begin = from & ~(page_size() - 1), end = (to + page_size() - 1) & ~(page_size() - 1);
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (const Entry& e : entries_) {
+      const uintptr_t b = reinterpret_cast<uintptr_t>(e.registration->begin), en = end_of(*e.registration);
+      if (b > end || en < begin || (b >= begin && en <= end)) continue;
+      begin = std::min(begin, b);
+      end = std::max(end, en);
+      grew = true;
+    }
+  }
+  auto registration = std::make_shared<Registration>();
+  try {
+    registration->handle = register_(reinterpret_cast<void*>(begin), end - begin);
+  } catch (const Error& e) {
+    DC_INFO("%s; the buffer at %p is staged", e.what(), buf);
+    return nullptr;
+  }
+  registration->begin = reinterpret_cast<const char*>(begin);
+  registration->size = end - begin;
+  registration->unregister = unregister_;
+  ++stats_.registrations;
+  // The entries it covers are dropped (their leases keep them registered until released).
+  entries_.erase(std::remove_if(entries_.begin(), entries_.end(),
+                                [&](const Entry& e) {
+                                  return reinterpret_cast<uintptr_t>(e.registration->begin) >= begin &&
+                                         end_of(*e.registration) <= end;
+                                }),
+                 entries_.end());
+  entries_.push_back(Entry{registration, ++clock_});
+  keep_within_bounds();
+  return registration;
+}
+
+void UcxRegistrationCache::unmapped(const void* addr, size_t len) {
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(addr);
+  std::lock_guard<std::mutex> lock(pending_mutex_);
+  if (pending_count_ == kPendingRanges) {
+    pending_overflow_ = true;  // too many to record: the next lookup drops everything
+  } else {
+    pending_[pending_count_++] = Range{begin, begin + len};
+  }
+  has_pending_.store(true, std::memory_order_release);
+}
+
+void UcxRegistrationCache::clear() {
+  // Moved out first: an unregistration may unmap memory and raise an event here.
+  std::vector<Entry> dropped;
+  dropped.swap(entries_);
+}
+
+void UcxRegistrationCache::drop_unmapped() {
+  if (!has_pending_.load(std::memory_order_acquire)) return;
+  std::array<Range, kPendingRanges> ranges;
+  size_t count = 0;
+  bool overflow = false;
+  {
+    std::lock_guard<std::mutex> lock(pending_mutex_);
+    ranges = pending_;
+    count = std::exchange(pending_count_, 0);
+    overflow = std::exchange(pending_overflow_, false);
+    has_pending_.store(false, std::memory_order_relaxed);
+  }
+  if (overflow) {
+    stats_.invalidated += entries_.size();
+    clear();
+    return;
+  }
+  for (size_t i = 0; i < count; ++i) drop_overlapping(ranges[i].begin, ranges[i].end);
+}
+
+void UcxRegistrationCache::drop_overlapping(uintptr_t begin, uintptr_t end) {
+  std::vector<Entry> dropped;
+  for (auto it = entries_.begin(); it != entries_.end();) {
+    const uintptr_t b = reinterpret_cast<uintptr_t>(it->registration->begin), en = end_of(*it->registration);
+    if (b < end && begin < en) {
+      dropped.push_back(std::move(*it));
+      it = entries_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  stats_.invalidated += dropped.size();
+}
+
+void UcxRegistrationCache::keep_within_bounds() {
+  std::vector<Entry> dropped;
+  while (entries_.size() > 1 && (entries_.size() > max_entries_ || cached_bytes() > max_bytes_)) {
+    auto oldest = std::min_element(entries_.begin(), entries_.end(),
+                                   [](const Entry& a, const Entry& b) { return a.last_use < b.last_use; });
+    dropped.push_back(std::move(*oldest));
+    entries_.erase(oldest);
+    ++stats_.evicted;
+  }
+}
+
+size_t UcxRegistrationCache::cached_bytes() const {
+  size_t bytes = 0;
+  for (const Entry& e : entries_) bytes += e.registration->size;
+  return bytes;
+}
+
+}  // namespace dc
