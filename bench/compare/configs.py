@@ -30,7 +30,8 @@ GROUPS = {
     "shm": ["deepcomm-shm", "ompi-default", "ompi-vader", "ompi-ucx"],
     "tcp": ["deepcomm-tcp", "ompi-tcp", "gloo"],
     # DeepComm over UCX (ucx-all, UCX_TLS=tcp) against its own TCP transport and Open MPI over UCX.
-    "ucx": ["deepcomm-ucx", "deepcomm-tcp", "ompi-ucx-tcp"],
+    # deepcomm-ucx-in-place: ordinary memory in place over tcp too (DEEPCOMM_UCX_IN_PLACE=always).
+    "ucx": ["deepcomm-ucx", "deepcomm-ucx-in-place", "deepcomm-tcp", "ompi-ucx-tcp"],
     # DeepComm over UCX's shared memory (ucx-all, UCX_TLS=sm): ordinary memory in place (the
     # default there) and staged (DEEPCOMM_UCX_IN_PLACE=never), against Open MPI's UCX pml on sm.
     "ucx-sm": ["deepcomm-ucx-sm", "deepcomm-ucx-sm-staged", "ompi-ucx"],
@@ -56,8 +57,10 @@ def command(config, collective, nranks, bench_dir, launcher, size_args, json_pat
         env = dict(deepcomm_env or {})
         if config == "deepcomm-tcp":
             env["DEEPCOMM_TRANSPORT"] = "tcp"
-        if config == "deepcomm-ucx":
+        if config.startswith("deepcomm-ucx") and not config.startswith("deepcomm-ucx-sm"):
             env.update(DEEPCOMM_TRANSPORT="ucx-all", UCX_TLS="tcp")
+        if config == "deepcomm-ucx-in-place":
+            env["DEEPCOMM_UCX_IN_PLACE"] = "always"
         if config.startswith("deepcomm-ucx-sm"):
             env.update(DEEPCOMM_TRANSPORT="ucx-all", UCX_TLS="sm")
         if config == "deepcomm-ucx-sm-staged":
