@@ -124,7 +124,6 @@ UcxWorker::UcxWorker(boost::asio::io_context& io, const UcxApi& api) : io_(io), 
     api_.cleanup(context_);
     throw;
   }
-  start_registration_cache();
   DC_INFO("ucx: worker ready (address of %zu bytes)", address_.size() / 2);
 }
 
@@ -391,6 +390,11 @@ void UcxWorker::on_memory_event(ucm_event_type_t, ucm_event_t* event, void* arg)
 }
 
 UcxRegistrationCache::Lease UcxWorker::cached_registration(const void* buf, size_t len) {
+  // Started by the first in-place transfer: UCX's memory hooks go only into processes that use them.
+  if (!registrations_tried_) {
+    registrations_tried_ = true;
+    start_registration_cache();
+  }
   return registrations_ ? registrations_->acquire(buf, len) : nullptr;
 }
 

@@ -96,7 +96,8 @@ class UcxWorker : public std::enable_shared_from_this<UcxWorker> {
   static void on_endpoint_error(void* arg, ucp_ep_h ep, ucs_status_t status);
   static void on_closed(void* request, ucs_status_t status, void* user_data);
   static void on_memory_event(ucm_event_type_t type, ucm_event_t* event, void* arg);
-  // The registration cache, where UCX's memory events reach it (else ordinary memory is staged).
+  // The registration cache, where UCX's memory events reach it (else ordinary memory is staged);
+  // made on the first in-place transfer.
   void start_registration_cache();
   void progress_and_arm();
   // Up to kProgressPerRound ucp_worker_progress calls, until one does nothing; true when any did.
@@ -130,6 +131,7 @@ class UcxWorker : public std::enable_shared_from_this<UcxWorker> {
   std::vector<Mapped> mapped_;
   std::shared_ptr<UcxStagingPool> staging_ = UcxStagingPool::make();
   std::unique_ptr<UcxRegistrationCache> registrations_;
+  bool registrations_tried_ = false;
 };
 
 }  // namespace dc
