@@ -66,8 +66,9 @@ void UcxChannel::send(const Tag& tag, const void* buf, size_t len, Completion do
 // A send that ends early (its connection closed) cannot be taken back inside UCX 1.13, which may go
 // on reading the payload after the caller has its buffer back: so where the receiver does not pull
 // the payload itself, UCX sends ordinary memory from a copy owned by the request, freed when UCX
-// completes it. Registered memory, and ordinary memory on in-place connections, is sent from
-// directly (zero copy; a late read there is the receiver's pull, which fails on freed memory).
+// completes it. Registered memory, and rendezvous payloads of ordinary memory on in-place
+// connections, are sent from directly (zero copy: the receiver pulls them, and its late pull of
+// memory the caller freed fails in the receiver's transfer, never in this process).
 void UcxChannel::issue(const SendPtr& op, unsigned flags) {
   auto* ref = new SendRef{shared_from_this(), op, {}, {}};
   ucp_request_param_t param{};
@@ -76,9 +77,12 @@ void UcxChannel::issue(const SendPtr& op, unsigned flags) {
   param.user_data = ref;
   param.flags = flags;
   const void* from = op->buf;
-  if (in_place_ && flags == UCP_AM_SEND_FLAG_EAGER) {
-    // UCX copies an eager payload out; no registration needed.
-  } else if (ucp_mem_h memh = in_place_handle(op->buf, op->len, ref->lease)) {
+  // An eager payload that UCX cannot take at once is copied out later, by the sender's own CPU: a
+  // send that ended early would have it read a buffer the caller owns again. So eager payloads of
+  // ordinary memory are staged everywhere; rendezvous ones are pulled by the peer where in place.
+  const bool rendezvous = flags == UCP_AM_SEND_FLAG_RNDV;
+  if (ucp_mem_h memh =
+          rendezvous ? in_place_handle(op->buf, op->len, ref->lease) : worker_->memory_handle(op->buf, op->len)) {
     param.op_attr_mask |= UCP_OP_ATTR_FIELD_MEMH;
     param.memh = memh;
   } else if (op->len > 0) {
