@@ -331,7 +331,7 @@ void UcxWorker::drain() {
   kick();
 }
 
-UcxWorker::Mapped& UcxWorker::map_range(void* addr, size_t size, uint64_t serial) {
+ucp_mem_h UcxWorker::register_range(void* addr, size_t size) {
   UcxEntry entry;
   if (!entry) fail(dcSystemError, "DeepComm: the process is exiting");
   ucp_mem_map_params_t params{};
@@ -340,7 +340,11 @@ UcxWorker::Mapped& UcxWorker::map_range(void* addr, size_t size, uint64_t serial
   params.length = size;
   ucp_mem_h memh = nullptr;
   check(api_, api_.mem_map(context_, &params, &memh), "memory registration");
-  mapped_.push_back(Mapped{static_cast<const char*>(addr), size, memh, serial});
+  return memh;
+}
+
+UcxWorker::Mapped& UcxWorker::map_range(void* addr, size_t size, uint64_t serial) {
+  mapped_.push_back(Mapped{static_cast<const char*>(addr), size, register_range(addr, size), serial});
   return mapped_.back();
 }
 
@@ -361,17 +365,7 @@ void UcxWorker::unmap(ucp_mem_h memh) {
 
 void UcxWorker::start_registration_cache() {
   auto cache = std::make_unique<UcxRegistrationCache>(
-      [this](void* base, size_t size) -> void* {
-        UcxEntry entry;
-        if (!entry) fail(dcSystemError, "DeepComm: the process is exiting");
-        ucp_mem_map_params_t params{};
-        params.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
-        params.address = base;
-        params.length = size;
-        ucp_mem_h memh = nullptr;
-        check(api_, api_.mem_map(context_, &params, &memh), "memory registration");
-        return memh;
-      },
+      [this](void* base, size_t size) -> void* { return register_range(base, size); },
       [this](void* memh) {
         UcxEntry entry;
         if (entry) api_.mem_unmap(context_, static_cast<ucp_mem_h>(memh));

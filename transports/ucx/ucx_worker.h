@@ -111,6 +111,8 @@ class UcxWorker : public std::enable_shared_from_this<UcxWorker> {
   void add_poll_hook();
   bool poll_once();
   bool arm_before_block();
+  // ucp_mem_map of [addr, addr + size); throws dc::Error.
+  ucp_mem_h register_range(void* addr, size_t size);
   Mapped& map_range(void* addr, size_t size, uint64_t serial);
   void unmap(ucp_mem_h memh);
 
