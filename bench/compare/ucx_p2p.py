@@ -22,9 +22,10 @@ against ucx_perftest's one-way latency (ucp_am_lat, half a round trip).
 Memory alike: ucx_perftest allocates its buffers with ucp_mem_map (UCP_MEM_MAP_ALLOCATE), memory
 registered with UCX that it reads and writes in place; so the DeepComm run compared with it uses
 registered buffers too (sendrecv_perf -R 1: dcCommRegister, UCX's zero-copy path). DeepComm over
-UCX in ordinary memory, which UCX sends from and receives into staging copies (an operation that
-fails must get its buffers back while UCX may still move bytes: docs/architecture.md), runs in each
-round beside it, and so does DeepComm's own TCP transport: what a DeepComm call costs apart from UCX.
+UCX in ordinary memory runs in each round beside it: moved in place through DeepComm's registration
+cache over sm, staged over tcp, where an operation that fails must get its buffers back while UCX
+may still move bytes (DEEPCOMM_UCX_IN_PLACE, docs/architecture.md); and so does DeepComm's own TCP
+transport: what a DeepComm call costs apart from UCX.
 
   /usr/bin/python3 bench/compare/ucx_p2p.py --build build-bench --tls tcp,sm --pairs 7
 """
