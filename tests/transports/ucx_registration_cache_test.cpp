@@ -1,7 +1,8 @@
 // The UCX registration cache (transports/ucx/ucx_registration_cache.h) with a recording registrar
 // in place of ucp_mem_map, over real mappings: a range unmapped and mapped again at the same
 // address is registered afresh, never served from the stale entry; pieces of one buffer share an
-// entry; a dropped entry stays registered while a transfer holds it; the bounds hold.
+// entry; a dropped entry stays registered while a transfer holds it; the bounds hold; more unmapped
+// ranges than the ring holds still drop what they cover, and only that.
 #include <gtest/gtest.h>
 
 #include <sys/mman.h>
@@ -161,22 +162,38 @@ TEST(UcxRegistrationCache, KeepsAtMostItsBoundsLeastRecentlyUsedOut) {
   munmap(buf, 16 * kPage);
 }
 
-// More unmapped ranges than the ring records before a lookup: everything cached goes.
-TEST(UcxRegistrationCache, TooManyEventsBetweenLookupsDropEverything) {
+// More unmapped ranges between two lookups than the ring has slots: they are merged, and only
+// entries inside what they cover go.
+TEST(UcxRegistrationCache, EventsBeyondTheRingDropOnlyWhatTheyCover) {
   Registrar r;
   UcxRegistrationCache cache = r.make();
   char* buf = map_pages(kPage);
+  char* far = map_pages(512 * kPage);
   ASSERT_NE(buf, nullptr);
+  ASSERT_NE(far, nullptr);
   cache.acquire(buf, kPage);
-  static char elsewhere[1];
-  for (int i = 0; i < 100; ++i) cache.unmapped(elsewhere, 1);  // none overlaps the entry
+  for (int i = 0; i < 200; ++i) cache.unmapped(far + 2 * i * kPage, 1);  // none touches another
+  cache.acquire(buf, kPage);
+  EXPECT_EQ(cache.stats().invalidated, 0u);
+  EXPECT_EQ(cache.stats().hits, 1u);
+  munmap(far, 512 * kPage);
+  munmap(buf, kPage);
+}
+
+TEST(UcxRegistrationCache, AnEventOverAnEntryDropsItAlsoWhenTheRingIsFull) {
+  Registrar r;
+  UcxRegistrationCache cache = r.make();
+  char* buf = map_pages(kPage);
+  char* far = map_pages(512 * kPage);
+  ASSERT_NE(buf, nullptr);
+  ASSERT_NE(far, nullptr);
+  cache.acquire(buf, kPage);
+  for (int i = 0; i < 100; ++i) cache.unmapped(far + 2 * i * kPage, 1);
+  cache.unmapped(buf + 10, 1);
   cache.acquire(buf, kPage);
   EXPECT_EQ(cache.stats().invalidated, 1u);
   EXPECT_EQ(cache.stats().registrations, 2u);
-  // Fewer: only what overlaps goes.
-  for (int i = 0; i < 10; ++i) cache.unmapped(elsewhere, 1);
-  cache.acquire(buf, kPage);
-  EXPECT_EQ(cache.stats().hits, 1u);
+  munmap(far, 512 * kPage);
   munmap(buf, kPage);
 }
 

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <utility>
 
 #include "base/error.h"
@@ -73,14 +74,35 @@ UcxRegistrationCache::Lease UcxRegistrationCache::acquire(const void* buf, size_
 }
 
 void UcxRegistrationCache::unmapped(const void* addr, size_t len) {
-  const uintptr_t begin = reinterpret_cast<uintptr_t>(addr);
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(addr), end = begin + len;
   std::lock_guard<std::mutex> lock(pending_mutex_);
-  if (pending_count_ == kPendingRanges) {
-    pending_overflow_ = true;  // too many to record: the next lookup drops everything
-  } else {
-    pending_[pending_count_++] = Range{begin, begin + len};
-  }
   has_pending_.store(true, std::memory_order_release);
+  // A range touching a recorded one widens it (an allocator freeing neighbouring blocks).
+  for (size_t i = 0; i < pending_count_; ++i) {
+    Range& r = pending_[i];
+    if (r.begin <= end && begin <= r.end) {
+      r = Range{std::min(r.begin, begin), std::max(r.end, end)};
+      return;
+    }
+  }
+  if (pending_count_ < kPendingRanges) {
+    pending_[pending_count_++] = Range{begin, end};
+    return;
+  }
+  // Full: widen the recorded range that grows least. Entries in the gap it spans are dropped too,
+  // and only cost a registration again.
+  size_t best = 0;
+  uintptr_t best_growth = UINTPTR_MAX;
+  for (size_t i = 0; i < kPendingRanges; ++i) {
+    const Range& r = pending_[i];
+    const uintptr_t growth = (std::max(r.end, end) - std::min(r.begin, begin)) - (r.end - r.begin);
+    if (growth < best_growth) {
+      best_growth = growth;
+      best = i;
+    }
+  }
+  Range& r = pending_[best];
+  r = Range{std::min(r.begin, begin), std::max(r.end, end)};
 }
 
 void UcxRegistrationCache::clear() {
@@ -93,18 +115,11 @@ void UcxRegistrationCache::drop_unmapped() {
   if (!has_pending_.load(std::memory_order_acquire)) return;
   std::array<Range, kPendingRanges> ranges;
   size_t count = 0;
-  bool overflow = false;
   {
     std::lock_guard<std::mutex> lock(pending_mutex_);
     ranges = pending_;
     count = std::exchange(pending_count_, 0);
-    overflow = std::exchange(pending_overflow_, false);
     has_pending_.store(false, std::memory_order_relaxed);
-  }
-  if (overflow) {
-    stats_.invalidated += entries_.size();
-    clear();
-    return;
   }
   for (size_t i = 0; i < count; ++i) drop_overlapping(ranges[i].begin, ranges[i].end);
 }

@@ -3,7 +3,9 @@
 // frees or reuses it as they like, so every registration must die with its pages: the cache learns
 // of unmapped ranges from UCX's memory events (UCM_EVENT_VM_UNMAPPED, raised before munmap,
 // mremap, brk shrinking and madvise take pages away) and drops what overlaps them before its next
-// lookup. A range freed and mapped again at the same address is therefore registered afresh, never
+// lookup. Ranges are recorded in a fixed ring; touching ones are merged, and when the ring is full
+// a new range widens the recorded one that grows least (dropping, at worst, entries in between,
+// which are registered again when next used). A range freed and mapped again at the same address is therefore registered afresh, never
 // served from the stale entry. Memory freed to the heap but still mapped keeps its pages, and its
 // registration stays valid.
 //
@@ -95,7 +97,6 @@ class UcxRegistrationCache {
   std::mutex pending_mutex_;  // held only to copy ranges: nothing inside it allocates or unmaps
   std::array<Range, kPendingRanges> pending_{};
   size_t pending_count_ = 0;
-  bool pending_overflow_ = false;
   std::atomic<bool> has_pending_{false};
 };
 
