@@ -162,39 +162,44 @@ TEST(UcxRegistrationCache, KeepsAtMostItsBoundsLeastRecentlyUsedOut) {
   munmap(buf, 16 * kPage);
 }
 
-// More unmapped ranges between two lookups than the ring has slots: they are merged, and only
-// entries inside what they cover go.
-TEST(UcxRegistrationCache, EventsBeyondTheRingDropOnlyWhatTheyCover) {
+// A cached entry over one page, and a mapping apart where unmapped ranges land without touching it.
+class RingOfUnmappedRanges : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_NE(buf, nullptr);
+    ASSERT_NE(far, nullptr);
+    ASSERT_TRUE(cache.acquire(buf, kPage));
+  }
+  void TearDown() override {
+    munmap(far, 512 * kPage);
+    munmap(buf, kPage);
+  }
+  // `count` one-byte ranges in `far`, none touching another.
+  void unmap_far(int count) {
+    for (int i = 0; i < count; ++i) cache.unmapped(far + 2 * i * kPage, 1);
+  }
+
   Registrar r;
   UcxRegistrationCache cache = r.make();
   char* buf = map_pages(kPage);
   char* far = map_pages(512 * kPage);
-  ASSERT_NE(buf, nullptr);
-  ASSERT_NE(far, nullptr);
-  cache.acquire(buf, kPage);
-  for (int i = 0; i < 200; ++i) cache.unmapped(far + 2 * i * kPage, 1);  // none touches another
+};
+
+// More unmapped ranges between two lookups than the ring has slots: they are merged, and only
+// entries inside what they cover go.
+TEST_F(RingOfUnmappedRanges, EventsBeyondTheRingDropOnlyWhatTheyCover) {
+  unmap_far(200);
   cache.acquire(buf, kPage);
   EXPECT_EQ(cache.stats().invalidated, 0u);
   EXPECT_EQ(cache.stats().hits, 1u);
-  munmap(far, 512 * kPage);
-  munmap(buf, kPage);
 }
 
-TEST(UcxRegistrationCache, AnEventOverAnEntryDropsItAlsoWhenTheRingIsFull) {
-  Registrar r;
-  UcxRegistrationCache cache = r.make();
-  char* buf = map_pages(kPage);
-  char* far = map_pages(512 * kPage);
-  ASSERT_NE(buf, nullptr);
-  ASSERT_NE(far, nullptr);
-  cache.acquire(buf, kPage);
-  for (int i = 0; i < 100; ++i) cache.unmapped(far + 2 * i * kPage, 1);
+TEST_F(RingOfUnmappedRanges, AnEventOverAnEntryDropsItAlsoWhenTheRingIsFull) {
+  unmap_far(100);
   cache.unmapped(buf + 10, 1);
   cache.acquire(buf, kPage);
   EXPECT_EQ(cache.stats().invalidated, 1u);
   EXPECT_EQ(cache.stats().registrations, 2u);
-  munmap(far, 512 * kPage);
-  munmap(buf, kPage);
 }
 
 TEST(UcxRegistrationCache, AFailedRegistrationLeavesTheBufferStaged) {
