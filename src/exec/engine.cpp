@@ -9,6 +9,7 @@
 #include "base/fork_park.h"
 #include "base/log.h"
 #include "base/poll_hooks.h"
+#include "base/ready_handlers.h"
 #include "base/wake_slice.h"
 
 namespace dc {
@@ -27,7 +28,8 @@ constexpr std::chrono::microseconds kDriverSpin{150};
 // A poll and yield that took longer than this ran another thread for a long slice (a peer's
 // copies, not the next step of a chain of small messages): the core is wanted, sleep instead.
 constexpr std::chrono::microseconds kYieldedAway{50};
-// Handlers a driving caller runs between two looks at done() and its deadline. io_context::poll()
+// Handlers a driving caller runs between two looks at done() and its deadline, of each kind (those it
+// queued for itself, and the io_context's). io_context::poll()
 // would run until none is ready, which is never while handlers keep becoming ready (issue 32: one
 // re-armed on a descriptor that stayed readable): the caller then never returned.
 constexpr size_t kPollBatch = 16;
@@ -75,12 +77,27 @@ Engine::~Engine() {
   if (thread_.joinable()) thread_.join();
 }
 
-void Engine::post(std::function<void()> fn) { boost::asio::post(io_, std::move(fn)); }
+void Engine::post(std::function<void()> fn) { ready_handlers::post(io_, std::move(fn)); }
 
 size_t Engine::poll_handlers() {
   return guarded([this] {
+    // Handlers this thread queued first, then the io_context's (its reactor, and what other threads
+    // posted), each followed by what it queued: the io_context gets its turn however many keep
+    // coming here, and a transport's completion runs without another pass through the reactor.
     size_t ran = 0;
-    while (ran < kPollBatch && io_.poll_one()) ++ran;
+    while (ran < kPollBatch && ready_handlers::run_one()) ++ran;
+    while (ran < 2 * kPollBatch && io_.poll_one()) {
+      ++ran;
+      while (ran < 2 * kPollBatch && ready_handlers::run_one()) ++ran;
+    }
+    return ran;
+  });
+}
+
+size_t Engine::run_ready_handlers() {
+  return guarded([] {
+    size_t ran = 0;
+    while (ran < kPollBatch && ready_handlers::run_one()) ++ran;
     return ran;
   });
 }
@@ -109,7 +126,11 @@ void Engine::run() {
         continue;
       }
       lock.unlock();
-      run_one_handler(Clock::time_point::max());
+      {
+        ready_handlers::DrainingScope draining(io_);
+        run_one_handler(Clock::time_point::max());
+        run_ready_handlers();
+      }  // what it queued beyond a batch goes through the io_context
       lock.lock();
       continue;
     }
@@ -126,7 +147,8 @@ void Engine::run() {
 }
 
 bool Engine::drive_until(const std::function<bool()>& done, Clock::time_point deadline) {
-  if (io_.get_executor().running_in_this_thread()) return done();  // a handler may not drive
+  // A handler may not drive.
+  if (io_.get_executor().running_in_this_thread() || ready_handlers::draining_for(io_)) return done();
   {
     std::unique_lock<std::mutex> lock(mutex_);
     bool asked = false;
@@ -149,7 +171,22 @@ bool Engine::drive_until(const std::function<bool()>& done, Clock::time_point de
     if (asked) --wanting_;
     holder_ = Holder::Caller;
   }
+  drive(done, deadline);
+  poll_hooks::settle_all();
+  bool needed;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    holder_ = Holder::Nobody;
+    released_at_ = Clock::now();
+    needed = wanting_ > 0 || waiting_ > 0;
+  }
+  if (needed) cv_.notify_all();  // a caller asking for the baton, or the engine thread for a waiter
+  return done();
+}
+
+void Engine::drive(const std::function<bool()>& done, Clock::time_point deadline) {
   poll_hooks::PollingScope polling;  // a poll hook may leave its wake-up unarmed meanwhile
+  ready_handlers::DrainingScope draining(io_);
   auto spin_end = Clock::now() + kDriverSpin;
   while (!done() && !io_.stopped()) {
     const auto now = Clock::now();
@@ -166,7 +203,8 @@ bool Engine::drive_until(const std::function<bool()>& done, Clock::time_point de
       }
       continue;
     }
-    if (!poll_hooks::arm_all()) {  // work came meanwhile: poll on
+    // Work came meanwhile (a hook's event, or a handler queued here, by a hook's arm too): poll on.
+    if (!poll_hooks::arm_all() || run_ready_handlers() > 0) {
       spin_end = Clock::now() + kDriverSpin;
       continue;
     }
@@ -174,16 +212,6 @@ bool Engine::drive_until(const std::function<bool()>& done, Clock::time_point de
     run_one_handler(deadline);
     spin_end = Clock::now() + kDriverSpin;
   }
-  poll_hooks::settle_all();
-  bool needed;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    holder_ = Holder::Nobody;
-    released_at_ = Clock::now();
-    needed = wanting_ > 0 || waiting_ > 0;
-  }
-  if (needed) cv_.notify_all();  // a caller asking for the baton, or the engine thread for a waiter
-  return done();
 }
 
 Engine::Waiting::Waiting(Engine& engine) : engine_(engine) {

@@ -63,8 +63,12 @@ class Engine {
   void run();
   // Runs one handler (blocking until there is one); a handler that throws is reported.
   void run_one_handler(std::chrono::steady_clock::time_point deadline);
-  // Runs handlers ready now without blocking, at most kPollBatch of them; how many ran.
+  // Runs handlers ready now without blocking, at most 2 * kPollBatch of them; how many ran.
   size_t poll_handlers();
+  // Runs handlers this thread queued (ready_handlers), at most kPollBatch of them; how many ran.
+  size_t run_ready_handlers();
+  // The driving caller's loop (it holds the baton): polls, then blocks, until done() or the deadline.
+  void drive(const std::function<bool()>& done, std::chrono::steady_clock::time_point deadline);
   // The engine thread's turn: whether it takes the baton now (mutex_ held).
   bool engine_thread_reclaims(std::chrono::steady_clock::time_point now) const;
 

@@ -159,6 +159,68 @@ TEST(Engine, HandlerDoesNotDriveInsideItself) {
   EXPECT_LT(Clock::now() - start, 500ms) << "a nested drive waited for its deadline";
 }
 
+// A handler that a handler posted waits in its runner's own queue (base/ready_handlers.h), outside
+// asio's call stack: a drive inside it still returns at once, on the engine thread too, where
+// waiting for the baton it holds itself would last until the deadline.
+TEST(Engine, QueuedHandlerDoesNotDriveInsideItself) {
+  std::atomic<bool> inner_returned{false}, inner_result{true};
+  std::atomic<Clock::duration> inner_took{Clock::duration::max()};
+  engine().post([&] {
+    engine().post([&] {
+      const auto start = Clock::now();
+      inner_result = engine().drive_until([] { return false; }, start + 2s);
+      inner_took = Clock::now() - start;
+      inner_returned = true;
+    });
+  });
+  dc::Engine::Waiting waiting(engine());  // the engine thread runs both
+  const auto deadline = Clock::now() + 10s;
+  while (!inner_returned && Clock::now() < deadline) std::this_thread::sleep_for(1ms);
+  ASSERT_TRUE(inner_returned);
+  EXPECT_FALSE(inner_result);
+  EXPECT_LT(inner_took.load(), 500ms) << "a nested drive on the engine thread waited for its deadline";
+}
+
+// Handlers that a driver's handlers keep queueing for it (base/ready_handlers.h) never starve the
+// io_context: what another thread posts, and the reactor, still get their turn.
+TEST(Engine, HandlersQueuedByHandlersDoNotStarveTheIoContext) {
+  auto chain = std::make_shared<EndlessChain>();
+  keep_posting(chain);  // each link, run by the driver, queues the next for the driver itself
+  std::atomic<bool> posted_ran{false};
+  engine().post([&] { posted_ran = true; });
+  const auto start = Clock::now();
+  EXPECT_TRUE(engine().drive_until([&] { return posted_ran.load(); }, start + 5s));
+  EXPECT_LT(Clock::now() - start, 2s) << "a post waited behind the driver's own queue";
+  chain->stop = true;
+  dc::Engine::Waiting waiting(engine());
+  const auto deadline = Clock::now() + 15s;
+  while (!chain->ended && Clock::now() < deadline) std::this_thread::sleep_for(1ms);
+  EXPECT_TRUE(chain->ended);
+}
+
+// A driver that lets go while handlers it queued for itself are still waiting hands them to the
+// engine: they all run, the ones past its last batch on the engine thread.
+TEST(Engine, HandlersADriverLeavesQueuedStillRun) {
+  constexpr int kQueued = 100;
+  std::atomic<int> ran{0}, ran_elsewhere{0};
+  std::atomic<bool> queued{false};
+  const auto caller = std::this_thread::get_id();
+  engine().post([&] {
+    for (int i = 0; i < kQueued; ++i)
+      engine().post([&] {
+        if (std::this_thread::get_id() != caller) ++ran_elsewhere;
+        ++ran;
+      });
+    queued = true;
+  });
+  ASSERT_TRUE(engine().drive_until([&] { return queued.load(); }, Clock::now() + 5s));
+  dc::Engine::Waiting waiting(engine());
+  const auto deadline = Clock::now() + 10s;
+  while (ran < kQueued && Clock::now() < deadline) std::this_thread::sleep_for(1ms);
+  EXPECT_EQ(ran, kQueued) << "handlers queued by the driver were lost when it let go";
+  EXPECT_GT(ran_elsewhere, 0) << "the driver ran every queued handler before it returned";
+}
+
 // Waiting costs no core: neither the driving caller (blocked in epoll) nor the parked engine thread
 // spins (tests run 8 ranks on 2 cores).
 TEST(Engine, DrivingAnIdleEngineDoesNotSpin) {
@@ -185,8 +247,11 @@ TEST(Engine, DriverPollsTheHooksAndArmsThemBeforeItBlocks) {
                                              return true;
                                            },
                                            [&] { ++settles; }});
-  EXPECT_TRUE(engine().drive_until([&] { return arms >= 1; }, Clock::now() + 10s))
+  const auto start = Clock::now();
+  EXPECT_TRUE(engine().drive_until([&] { return arms >= 1; }, start + 10s))
       << "the driver blocked without arming the hook";
+  // The arm's post is queued for the driver itself (base/ready_handlers.h): it must not block past it.
+  EXPECT_LT(Clock::now() - start, 2s) << "the driver blocked with a handler queued for it";
   dc::poll_hooks::remove(id);
   EXPECT_GT(polls, 0);
   EXPECT_EQ(settles, 1);

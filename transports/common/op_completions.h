@@ -1,6 +1,6 @@
 // How a connection ends its sends and receives, the same on every transport: each ends once (its
 // completion is taken from it), its bytes count only when it succeeded, and the completion runs
-// later on the io_context, never inside the call that ended it.
+// later on the io_context (base/ready_handlers.h), never inside the call that ended it.
 #pragma once
 
 #include <atomic>
@@ -8,8 +8,8 @@
 #include <utility>
 
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/post.hpp>
 
+#include "base/ready_handlers.h"
 #include "transports/transport.h"
 
 namespace dc {
@@ -40,7 +40,7 @@ class OpCompletions {
   }
   void post(Completion done, const Status& status, size_t bytes) {
     if (!done) return;
-    boost::asio::post(io_, [done = std::move(done), status, bytes] { done(status, bytes); });
+    ready_handlers::post(io_, [done = std::move(done), status, bytes] { done(status, bytes); });
   }
   TransportCounters counters() const { return {sent_.load(), received_.load()}; }
 
