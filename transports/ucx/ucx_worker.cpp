@@ -227,6 +227,12 @@ void UcxWorker::on_endpoint_error(void* arg, ucp_ep_h ep, ucs_status_t status) {
 }
 
 void UcxWorker::kick() {
+  // A driving caller polls the worker every round, and at its release settle kicks an unarmed worker:
+  // a handler posted here would only cost it one more pass through the reactor.
+  if (poll_hooks::polling_here()) {
+    armed_ = false;
+    return;
+  }
   if (kicked_) return;
   kicked_ = true;
   boost::asio::post(io_, [weak = weak_from_this()] {
