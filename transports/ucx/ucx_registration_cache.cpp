@@ -25,7 +25,12 @@ uintptr_t end_of(const UcxRegistrationCache::Registration& r) { return reinterpr
 UcxRegistrationCache::UcxRegistrationCache(Register reg, Unregister unreg, size_t max_entries, size_t max_bytes)
     : register_(std::move(reg)), unregister_(std::move(unreg)), max_entries_(max_entries), max_bytes_(max_bytes) {}
 
-UcxRegistrationCache::~UcxRegistrationCache() { clear(); }
+UcxRegistrationCache::~UcxRegistrationCache() {
+  // Moved out first: an unregistration may unmap memory and raise an event here. Leases keep their
+  // registrations until released.
+  std::vector<Entry> dropped;
+  dropped.swap(entries_);
+}
 
 UcxRegistrationCache::Lease UcxRegistrationCache::acquire(const void* buf, size_t len) {
   if (!buf || !len) return nullptr;
@@ -103,12 +108,6 @@ void UcxRegistrationCache::unmapped(const void* addr, size_t len) {
   }
   Range& r = pending_[best];
   r = Range{std::min(r.begin, begin), std::max(r.end, end)};
-}
-
-void UcxRegistrationCache::clear() {
-  // Moved out first: an unregistration may unmap memory and raise an event here.
-  std::vector<Entry> dropped;
-  dropped.swap(entries_);
 }
 
 void UcxRegistrationCache::drop_unmapped() {

@@ -5,8 +5,8 @@
 // mremap, brk shrinking and madvise take pages away) and drops what overlaps them before its next
 // lookup. Ranges are recorded in a fixed ring; touching ones are merged, and when the ring is full
 // a new range widens the recorded one that grows least (dropping, at worst, entries in between,
-// which are registered again when next used). A range freed and mapped again at the same address is therefore registered afresh, never
-// served from the stale entry. Memory freed to the heap but still mapped keeps its pages, and its
+// which are registered again when next used). A range freed and mapped again at the same address is
+// therefore registered afresh, never served from the stale entry. Memory freed to the heap but still mapped keeps its pages, and its
 // registration stays valid.
 //
 // A registration covers whole pages; one that overlaps or touches a cached one is registered as
@@ -65,8 +65,6 @@ class UcxRegistrationCache {
   Lease acquire(const void* buf, size_t len);
   // The pages of [addr, addr + len) are about to go. Any thread; records only.
   void unmapped(const void* addr, size_t len);
-  // Drops every entry (leases keep theirs until released).
-  void clear();
   Stats stats() const { return stats_; }
   size_t entries() const { return entries_.size(); }
 
