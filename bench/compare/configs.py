@@ -25,6 +25,16 @@ OMPI_SELECTIONS = {
     "ompi-cluster": ["--mca", "pml", "ob1", "--mca", "btl", "self,vader,tcp"],
 }
 
+# The environment of each DeepComm configuration on one host (deepcomm-shm: the defaults).
+DEEPCOMM_ENVS = {
+    "deepcomm-shm": {},
+    "deepcomm-tcp": {"DEEPCOMM_TRANSPORT": "tcp"},
+    "deepcomm-ucx": {"DEEPCOMM_TRANSPORT": "ucx-all", "UCX_TLS": "tcp"},
+    "deepcomm-ucx-in-place": {"DEEPCOMM_TRANSPORT": "ucx-all", "UCX_TLS": "tcp", "DEEPCOMM_UCX_IN_PLACE": "always"},
+    "deepcomm-ucx-sm": {"DEEPCOMM_TRANSPORT": "ucx-all", "UCX_TLS": "sm"},
+    "deepcomm-ucx-sm-staged": {"DEEPCOMM_TRANSPORT": "ucx-all", "UCX_TLS": "sm", "DEEPCOMM_UCX_IN_PLACE": "never"},
+}
+
 # Which configurations make up each side-by-side group: DeepComm first, then its peers.
 GROUPS = {
     "shm": ["deepcomm-shm", "ompi-default", "ompi-vader", "ompi-ucx"],
@@ -53,18 +63,8 @@ def command(config, collective, nranks, bench_dir, launcher, size_args, json_pat
         prog = os.path.join(bench_dir, "ompi_collectives_perf")
         argv = [prog, "-C", collective] + size_args + ["-c", "1", "-J", json_path]
         return cluster.ompi(OMPI_SELECTIONS[config], argv, nranks), {}
-    if config.startswith("deepcomm-"):
-        env = dict(deepcomm_env or {})
-        if config == "deepcomm-tcp":
-            env["DEEPCOMM_TRANSPORT"] = "tcp"
-        if config.startswith("deepcomm-ucx") and not config.startswith("deepcomm-ucx-sm"):
-            env.update(DEEPCOMM_TRANSPORT="ucx-all", UCX_TLS="tcp")
-        if config == "deepcomm-ucx-in-place":
-            env["DEEPCOMM_UCX_IN_PLACE"] = "always"
-        if config.startswith("deepcomm-ucx-sm"):
-            env.update(DEEPCOMM_TRANSPORT="ucx-all", UCX_TLS="sm")
-        if config == "deepcomm-ucx-sm-staged":
-            env["DEEPCOMM_UCX_IN_PLACE"] = "never"
+    if config in DEEPCOMM_ENVS:
+        env = dict(deepcomm_env or {}, **DEEPCOMM_ENVS[config])
         prog = os.path.join(bench_dir, collective + "_perf")
         return [launcher, "-n", str(nranks), prog] + size_args + ["-c", "1", "-J", json_path], env
     if config.startswith("ompi-"):
