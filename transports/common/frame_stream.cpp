@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <climits>
 #include <cstring>
@@ -15,6 +16,8 @@
 #include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
 
+#include "base/ready_handlers.h"
+
 namespace dc {
 
 namespace {
@@ -22,13 +25,23 @@ namespace {
 namespace asio = boost::asio;
 using boost::system::error_code;
 
+// Reads through a small read-ahead buffer: one recv takes a frame's header, a small payload and
+// whatever follows, where reading each exactly (asio::async_read) cost a recv for the header, one
+// for the payload, and a speculative one before the next header that found nothing. What is left
+// to read once the buffer is empty goes straight into the destination when it is at least
+// kReadAhead long (a large payload is not copied twice).
 class SocketStream : public FrameStream {
  public:
-  explicit SocketStream(StreamSocket socket) : socket_(std::move(socket)) {}
+  explicit SocketStream(StreamSocket socket) : socket_(std::move(socket)) { socket_.non_blocking(true); }
 
   void read(void* dst, size_t len, Handler done) override {
-    asio::async_read(socket_, asio::buffer(dst, len),
-                     [done = std::move(done)](const error_code& ec, size_t) { done(ec); });
+    auto op = std::make_shared<ReadOp>(ReadOp{static_cast<char*>(dst), len, std::move(done)});
+    if (take_buffered(*op) || (op->left >= kReadAhead && take_arrived(*op))) {
+      // Never inside read(): the channel calls read() from its own handlers.
+      auto& io = static_cast<asio::io_context&>(socket_.get_executor().context());
+      return ready_handlers::post(io, [op] { op->done(error_code()); });
+    }
+    read_more(op);
   }
 
   void write(const std::vector<asio::const_buffer>& buffers, int /*fd*/, Handler done) override {
@@ -42,7 +55,55 @@ class SocketStream : public FrameStream {
   }
 
  private:
+  static constexpr size_t kReadAhead = 8 * 1024;
+
+  struct ReadOp {
+    char* dst;
+    size_t left;
+    Handler done;
+  };
+
+  // Moves what the buffer holds into the read; whether that completed it.
+  bool take_buffered(ReadOp& op) {
+    const size_t n = std::min(op.left, ahead_end_ - ahead_begin_);
+    std::memcpy(op.dst, ahead_.data() + ahead_begin_, n);
+    ahead_begin_ += n;
+    op.dst += n;
+    op.left -= n;
+    return op.left == 0;
+  }
+
+  // Reads what has arrived straight into a long read, without waiting; whether that completed it.
+  // A payload mostly follows its header at once, but asio reads speculatively only after a recv
+  // that filled its buffer, and the read-ahead recv that took the header often did not: without
+  // this a long payload waited for the next pass through the reactor (2 MiB over TCP took 1.4x).
+  bool take_arrived(ReadOp& op) {
+    error_code ec;
+    const size_t n = socket_.read_some(asio::buffer(op.dst, op.left), ec);  // non-blocking socket
+    op.dst += n;
+    op.left -= n;
+    return op.left == 0;
+  }
+
+  // The buffer is empty and the read wants more: from the socket, through the buffer or straight.
+  void read_more(const std::shared_ptr<ReadOp>& op) {
+    if (op->left >= kReadAhead) {
+      return asio::async_read(socket_, asio::buffer(op->dst, op->left),
+                              [op](const error_code& ec, size_t) { op->done(ec); });
+    }
+    ahead_begin_ = ahead_end_ = 0;
+    socket_.async_read_some(asio::buffer(ahead_), [this, op](const error_code& ec, size_t n) {
+      if (ec) return op->done(ec);
+      ahead_end_ = n;
+      if (take_buffered(*op)) return op->done(error_code());
+      read_more(op);
+    });
+  }
+
   StreamSocket socket_;
+  std::array<char, kReadAhead> ahead_;
+  size_t ahead_begin_ = 0;  // ahead_[ahead_begin_, ahead_end_) arrived and is not read yet
+  size_t ahead_end_ = 0;
 };
 
 error_code from_errno(int err) { return error_code(err, boost::system::system_category()); }
