@@ -30,6 +30,13 @@ std::thread::id thread_running_a_post() {
   return result.valid() ? result.get() : std::thread::id();
 }
 
+// Waits (sleeping, bounded) until done() is true; whether it became true.
+bool wait_for(const std::function<bool()>& done, Clock::duration limit) {
+  const auto deadline = Clock::now() + limit;
+  while (!done() && Clock::now() < deadline) std::this_thread::sleep_for(1ms);
+  return done();
+}
+
 double cpu_seconds() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
@@ -70,9 +77,7 @@ TEST(Engine, EngineThreadTakesOverWhenNobodyDrives) {
   // Without any waiter either, the engine thread resumes after the park.
   std::atomic<bool> late{false};
   engine().post([&] { late = true; });
-  const auto deadline = Clock::now() + 5s;
-  while (!late && Clock::now() < deadline) std::this_thread::sleep_for(1ms);
-  EXPECT_TRUE(late) << "a post after a driver let go was never run";
+  EXPECT_TRUE(wait_for([&] { return late.load(); }, 5s)) << "a post after a driver let go was never run";
 }
 
 // One thread drives at a time: a second caller does not, and its work is run by the one that does.
@@ -83,9 +88,7 @@ TEST(Engine, SecondCallerDoesNotDriveAlongside) {
     engine().post([&] { driving = true; });
     engine().drive_until([&] { return release_driver.load(); }, Clock::now() + 10s);
   });
-  const auto deadline = Clock::now() + 5s;
-  while (!driving && Clock::now() < deadline) std::this_thread::sleep_for(1ms);
-  ASSERT_TRUE(driving);
+  ASSERT_TRUE(wait_for([&] { return driving.load(); }, 5s));
   std::atomic<int> concurrent{0}, most{0};
   auto handler = [&] {
     const int now = ++concurrent;
@@ -102,8 +105,7 @@ TEST(Engine, SecondCallerDoesNotDriveAlongside) {
   // Returns false at once (another thread drives) or true once the driver ran everything.
   const bool drove = engine().drive_until([&] { return done == 20; }, Clock::now() + 5s);
   dc::Engine::Waiting waiting(engine());
-  while (done < 20 && Clock::now() < deadline + 5s) std::this_thread::sleep_for(1ms);
-  EXPECT_EQ(done, 20) << "drive_until returned " << drove;
+  EXPECT_TRUE(wait_for([&] { return done == 20; }, 10s)) << done << " of 20 ran; drive_until returned " << drove;
   EXPECT_EQ(most, 1) << "handlers ran on two threads at once";
   release_driver = true;
   engine().post([] {});
@@ -142,9 +144,7 @@ TEST(Engine, DriverReturnsWhileHandlersKeepComing) {
   EXPECT_LT(Clock::now() - start, 2s) << "the driver ran past its deadline";
   chain->stop = true;
   dc::Engine::Waiting waiting(engine());
-  const auto deadline = Clock::now() + 15s;
-  while (!chain->ended && Clock::now() < deadline) std::this_thread::sleep_for(1ms);
-  EXPECT_TRUE(chain->ended);
+  EXPECT_TRUE(wait_for([&] { return chain->ended.load(); }, 15s));
 }
 
 TEST(Engine, HandlerDoesNotDriveInsideItself) {
@@ -174,9 +174,7 @@ TEST(Engine, QueuedHandlerDoesNotDriveInsideItself) {
     });
   });
   dc::Engine::Waiting waiting(engine());  // the engine thread runs both
-  const auto deadline = Clock::now() + 10s;
-  while (!inner_returned && Clock::now() < deadline) std::this_thread::sleep_for(1ms);
-  ASSERT_TRUE(inner_returned);
+  ASSERT_TRUE(wait_for([&] { return inner_returned.load(); }, 10s));
   EXPECT_FALSE(inner_result);
   EXPECT_LT(inner_took.load(), 500ms) << "a nested drive on the engine thread waited for its deadline";
 }
@@ -193,9 +191,7 @@ TEST(Engine, HandlersQueuedByHandlersDoNotStarveTheIoContext) {
   EXPECT_LT(Clock::now() - start, 2s) << "a post waited behind the driver's own queue";
   chain->stop = true;
   dc::Engine::Waiting waiting(engine());
-  const auto deadline = Clock::now() + 15s;
-  while (!chain->ended && Clock::now() < deadline) std::this_thread::sleep_for(1ms);
-  EXPECT_TRUE(chain->ended);
+  EXPECT_TRUE(wait_for([&] { return chain->ended.load(); }, 15s));
 }
 
 // A driver that lets go while handlers it queued for itself are still waiting hands them to the
@@ -215,9 +211,8 @@ TEST(Engine, HandlersADriverLeavesQueuedStillRun) {
   });
   ASSERT_TRUE(engine().drive_until([&] { return queued.load(); }, Clock::now() + 5s));
   dc::Engine::Waiting waiting(engine());
-  const auto deadline = Clock::now() + 10s;
-  while (ran < kQueued && Clock::now() < deadline) std::this_thread::sleep_for(1ms);
-  EXPECT_EQ(ran, kQueued) << "handlers queued by the driver were lost when it let go";
+  EXPECT_TRUE(wait_for([&] { return ran == kQueued; }, 10s))
+      << "handlers queued by the driver were lost when it let go: " << ran << " of " << kQueued << " ran";
   EXPECT_GT(ran_elsewhere, 0) << "the driver ran every queued handler before it returned";
 }
 
