@@ -28,10 +28,10 @@ constexpr std::chrono::microseconds kDriverSpin{150};
 // A poll and yield that took longer than this ran another thread for a long slice (a peer's
 // copies, not the next step of a chain of small messages): the core is wanted, sleep instead.
 constexpr std::chrono::microseconds kYieldedAway{50};
-// Handlers a driving caller runs between two looks at done() and its deadline, of each kind (those it
-// queued for itself, and the io_context's). io_context::poll()
-// would run until none is ready, which is never while handlers keep becoming ready (issue 32: one
-// re-armed on a descriptor that stayed readable): the caller then never returned.
+// Handlers a driving caller runs between two looks at done() and its deadline, of each kind (those
+// it queued for itself, and the io_context's). io_context::poll() would run until none is ready,
+// which is never while handlers keep becoming ready (issue 32: one re-armed on a descriptor that
+// stayed readable): the caller then never returned.
 constexpr size_t kPollBatch = 16;
 
 // Runs handlers through `run` (one of the io_context's run calls); a handler must never throw, and
