@@ -46,6 +46,13 @@ size_t guarded(Run run) {
   }
 }
 
+// Runs at most `limit` of the handlers this thread queued (ready_handlers); how many ran.
+size_t run_ready_up_to(size_t limit) {
+  size_t ran = 0;
+  while (ran < limit && ready_handlers::run_one()) ++ran;
+  return ran;
+}
+
 Engine* g_engine = nullptr;
 std::mutex g_engine_mutex;
 
@@ -84,22 +91,17 @@ size_t Engine::poll_handlers() {
     // Handlers this thread queued first, then the io_context's (its reactor, and what other threads
     // posted), each followed by what it queued: the io_context gets its turn however many keep
     // coming here, and a transport's completion runs without another pass through the reactor.
-    size_t ran = 0;
-    while (ran < kPollBatch && ready_handlers::run_one()) ++ran;
+    size_t ran = run_ready_up_to(kPollBatch);
     while (ran < 2 * kPollBatch && io_.poll_one()) {
       ++ran;
-      while (ran < 2 * kPollBatch && ready_handlers::run_one()) ++ran;
+      ran += run_ready_up_to(2 * kPollBatch - ran);
     }
     return ran;
   });
 }
 
 size_t Engine::run_ready_handlers() {
-  return guarded([] {
-    size_t ran = 0;
-    while (ran < kPollBatch && ready_handlers::run_one()) ++ran;
-    return ran;
-  });
+  return guarded([] { return run_ready_up_to(kPollBatch); });
 }
 
 void Engine::run_one_handler(Clock::time_point deadline) {

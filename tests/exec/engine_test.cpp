@@ -128,6 +128,13 @@ void keep_posting(std::shared_ptr<EndlessChain> chain) {
   });
 }
 
+// Stops the chain and waits (without driving, bounded) for its last link to run.
+void stop_and_wait(EndlessChain& chain) {
+  chain.stop = true;
+  dc::Engine::Waiting waiting(engine());
+  EXPECT_TRUE(wait_for([&] { return chain.ended.load(); }, 15s)) << "the chain never ended";
+}
+
 // While handlers keep becoming ready (issue 32: one re-armed on a descriptor that stayed readable),
 // a driver still reads done() and its deadline between them: it returns once its call finished, or
 // at its deadline, instead of running the chain for as long as it lasts.
@@ -142,9 +149,7 @@ TEST(Engine, DriverReturnsWhileHandlersKeepComing) {
   start = Clock::now();
   EXPECT_FALSE(engine().drive_until([] { return false; }, start + 50ms));
   EXPECT_LT(Clock::now() - start, 2s) << "the driver ran past its deadline";
-  chain->stop = true;
-  dc::Engine::Waiting waiting(engine());
-  EXPECT_TRUE(wait_for([&] { return chain->ended.load(); }, 15s));
+  stop_and_wait(*chain);
 }
 
 TEST(Engine, HandlerDoesNotDriveInsideItself) {
@@ -189,9 +194,7 @@ TEST(Engine, HandlersQueuedByHandlersDoNotStarveTheIoContext) {
   const auto start = Clock::now();
   EXPECT_TRUE(engine().drive_until([&] { return posted_ran.load(); }, start + 5s));
   EXPECT_LT(Clock::now() - start, 2s) << "a post waited behind the driver's own queue";
-  chain->stop = true;
-  dc::Engine::Waiting waiting(engine());
-  EXPECT_TRUE(wait_for([&] { return chain->ended.load(); }, 15s));
+  stop_and_wait(*chain);
 }
 
 // A driver that lets go while handlers it queued for itself are still waiting hands them to the

@@ -6,8 +6,8 @@
 // lookup. Ranges are recorded in a fixed ring; touching ones are merged, and when the ring is full
 // a new range widens the recorded one that grows least (dropping, at worst, entries in between,
 // which are registered again when next used). A range freed and mapped again at the same address is
-// therefore registered afresh, never served from the stale entry. Memory freed to the heap but still mapped keeps its pages, and its
-// registration stays valid.
+// therefore registered afresh, never served from the stale entry. Memory freed to the heap but
+// still mapped keeps its pages, and its registration stays valid.
 //
 // A registration covers whole pages; one that overlaps or touches a cached one is registered as
 // their union, so a collective's pieces of one buffer end up sharing one entry. Entries are bounded
