@@ -70,7 +70,7 @@ std::shared_ptr<const PreparedPlan> prepared_plan(dcComm* comm, const PlanReques
   auto it = comm->plan_cache.find(key);
   if (it != comm->plan_cache.end()) return it->second;
   if (comm->plan_cache.size() >= 256) comm->plan_cache.clear();
-  auto prepared = prepare_plan(make_plan(request));
+  auto prepared = prepare_plan(request);
   comm->plan_cache.emplace(key, prepared);
   return prepared;
 }

@@ -174,8 +174,8 @@ void Operation::bound_transfer_drain() {
 bool Operation::waits_on(int peer) const {
   if (signature_ && comm_->nranks > 1) {
     const int n = comm_->nranks;
-    if (!signature_received_ && peer == (comm_->rank + n - 1) % n) return true;
-    if (!signature_sent_ && peer == (comm_->rank + 1) % n) return true;
+    if (!signature_received_ && peer == (comm_->rank + 1) % n) return true;
+    if (!signature_sent_ && peer == (comm_->rank + n - 1) % n) return true;
   }
   const auto& steps = prepared_->plan.steps;
   for (size_t i = 0; i < steps.size(); ++i) {
@@ -229,19 +229,31 @@ void Operation::start() {
   drain();
 }
 
-// Every collective also sends its signature to the next rank and receives the previous rank's,
+// Every collective also sends its signature to the previous rank and receives the next rank's,
 // outside the plan: a mismatch is then found even between plans that exchange no message (a rank
 // in a broadcast chain and one in an all-reduce tree can wait on each other without either sending),
-// and the operation does not complete before its neighbour's call was checked.
+// and the operation does not complete before its neighbour's call was checked. Where a message of
+// the plan opens both ranks' plans on that edge, its tag carries the check and the ring's own is
+// left out: then each end still sends or awaits something from the start, whichever operation
+// the other called, and a receive meets any message of the same operation number with another
+// signature as a mismatch (transport.h). Toward the previous rank, because the small-message tree
+// opens with a leaf's send to its parent one below it.
 void Operation::exchange_signatures() {
-  const int n = comm_->nranks, next = (comm_->rank + 1) % n, prev = (comm_->rank + n - 1) % n;
+  const int n = comm_->nranks, next = (comm_->rank + 1) % n, previous = (comm_->rank + n - 1) % n;
   const Tag tag{comm_->id, seq_, kSignatureStep, signature_};
-  steps_left_ += 2;
+  const OpeningMessages& in_plan = prepared_->signature_edges;
+  signature_received_ = in_plan.from_next;
+  signature_sent_ = in_plan.to_previous;
+  steps_left_ += !in_plan.from_next + !in_plan.to_previous;  // before either may end
   auto self = shared_from_this();
-  post_recv(prev, tag, &peer_signature_, sizeof peer_signature_, nullptr,
-            [self, prev](const Status& s, size_t) { self->side_step_finished(s, prev, &self->signature_received_); });
-  post_send(next, tag, &signature_, sizeof signature_,
-            [self, next](const Status& s) { self->side_step_finished(s, next, &self->signature_sent_); });
+  if (!in_plan.from_next) {
+    post_recv(next, tag, &peer_signature_, sizeof peer_signature_, nullptr,
+              [self, next](const Status& s, size_t) { self->side_step_finished(s, next, &self->signature_received_); });
+  }
+  if (!in_plan.to_previous) {
+    post_send(previous, tag, &signature_, sizeof signature_,
+              [self, previous](const Status& s) { self->side_step_finished(s, previous, &self->signature_sent_); });
+  }
 }
 
 void Operation::side_step_finished(const Status& status, int peer, bool* done_flag) {

@@ -136,7 +136,7 @@ class Operation : public std::enable_shared_from_this<Operation> {
   size_t elem_size_;
   dcRedOp_t reduce_op_;          // built-in op used by the kernels (pre-multiplied sum reduces as sum)
   uint64_t signature_;           // carried in every tag (0 for point-to-point)
-  uint64_t peer_signature_ = 0;  // received from the previous rank in the signature exchange
+  uint64_t peer_signature_ = 0;  // received from the next rank in the signature exchange
   bool signature_sent_ = false, signature_received_ = false;
   std::byte* input_ = nullptr;
   std::byte* output_ = nullptr;

@@ -2,7 +2,8 @@
 
 namespace dc {
 
-std::shared_ptr<const PreparedPlan> prepare_plan(Plan plan) {
+std::shared_ptr<const PreparedPlan> prepare_plan(const PlanRequest& request) {
+  Plan plan = make_plan(request);
   auto prepared = std::make_shared<PreparedPlan>();
   const size_t n = plan.steps.size();
   std::vector<uint32_t> counts(n + 1, 0);
@@ -17,6 +18,7 @@ std::shared_ptr<const PreparedPlan> prepare_plan(Plan plan) {
     for (uint32_t d = 0; d < s.dep_count; ++d) prepared->dependents[fill[plan.deps[s.dep_begin + d]]++] = i;
   }
   prepared->plan = std::move(plan);
+  prepared->signature_edges = ring_opening_messages(request);
   return prepared;
 }
 

@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "src/plan/opening_messages.h"
 #include "src/plan/plan.h"
 
 namespace dc {
@@ -14,8 +15,11 @@ struct PreparedPlan {
   Plan plan;
   std::vector<uint32_t> dependents_begin;  // CSR: dependents of step i are
   std::vector<uint32_t> dependents;        // dependents[dependents_begin[i] .. begin[i+1])
+  // The signature ring's edges that the plan's own opening messages carry (opening_messages.h).
+  OpeningMessages signature_edges;
 };
 
-std::shared_ptr<const PreparedPlan> prepare_plan(Plan plan);
+// The plan of request.rank, prepared.
+std::shared_ptr<const PreparedPlan> prepare_plan(const PlanRequest& request);
 
 }  // namespace dc

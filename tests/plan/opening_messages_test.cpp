@@ -1,0 +1,106 @@
+// The signature ring's edges that plans carry (src/plan/opening_messages.h): both ends of an edge
+// decide alike for every generator, the tree's leaf-to-parent messages count, and nothing counts
+// above the size limit or where a plan waits before its message.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "src/plan/opening_messages.h"
+#include "src/plan/plan.h"
+
+namespace dc {
+namespace {
+
+PlanRequest all_reduce(int n, uint64_t count, const std::string& algorithm) {
+  PlanRequest q;
+  q.nranks = n;
+  q.count = count;
+  q.elem_size = 4;
+  q.algorithms = algorithm.empty() ? AlgorithmFilter{} : AlgorithmFilter::only(algorithm);
+  return q;
+}
+
+std::vector<OpeningMessages> every_rank(PlanRequest q) {
+  std::vector<OpeningMessages> edges;
+  for (q.rank = 0; q.rank < q.nranks; ++q.rank) edges.push_back(ring_opening_messages(q));
+  return edges;
+}
+
+// Rank r's message to r - 1 is left out of the ring exactly when r - 1 stops waiting for it.
+void expect_ends_agree(const PlanRequest& q, const std::string& what) {
+  const std::vector<OpeningMessages> edges = every_rank(q);
+  const int n = q.nranks;
+  for (int r = 0; r < n; ++r)
+    EXPECT_EQ(edges[r].to_previous, edges[(r + n - 1) % n].from_next)
+        << what << ": edge " << r << " -> " << (r + n - 1) % n;
+}
+
+TEST(OpeningMessages, BothEndsOfEveryEdgeDecideAlike) {
+  const std::vector<std::pair<dcCollective_t, std::vector<std::string>>> cases = {
+      {dcCollAllReduce, {"", "ring", "tree", "direct", "hierarchical"}},
+      {dcCollBroadcast, {""}},
+      {dcCollReduce, {""}},
+      {dcCollAllGather, {""}},
+      {dcCollReduceScatter, {""}},
+      {dcCollAlltoAll, {""}},
+      {dcCollGather, {""}},
+      {dcCollScatter, {""}}};
+  for (const auto& [collective, algorithms] : cases) {
+    const bool rooted = collective == dcCollBroadcast || collective == dcCollReduce || collective == dcCollGather ||
+                        collective == dcCollScatter;
+    for (const std::string& algorithm : algorithms) {
+      for (int n : {2, 3, 4, 5, 8}) {
+        for (uint64_t count : {uint64_t{1}, uint64_t{1031}}) {
+          for (bool shared_memory : {false, true}) {
+            PlanRequest q = all_reduce(n, count, algorithm);
+            q.collective = collective;
+            q.root = rooted ? n - 1 : -1;
+            q.cluster = ClusterView::one_host(n, shared_memory);
+            if (algorithm == "hierarchical") {
+              if (n % 2) continue;
+              q.cluster = ClusterView::blocks(2, n / 2, shared_memory);
+            }
+            expect_ends_agree(q, std::string(collective_name(collective)) + " " + algorithm +
+                                     " n=" + std::to_string(n) + " count=" + std::to_string(count));
+          }
+        }
+      }
+    }
+  }
+}
+
+// The binomial tree opens with each odd rank's send to its parent one below it, which the parent
+// receives first: those edges ride on the plan, the others (an even rank to the odd one below)
+// keep the ring's message.
+TEST(OpeningMessages, TreeLeavesCarryTheirEdge) {
+  const std::vector<OpeningMessages> edges = every_rank(all_reduce(8, 2, "tree"));
+  for (int r = 0; r < 8; ++r) {
+    EXPECT_EQ(edges[r].to_previous, r % 2 == 1) << "rank " << r;
+    EXPECT_EQ(edges[r].from_next, r % 2 == 0) << "rank " << r;
+  }
+}
+
+// A ring all-reduce sends forward (to r + 1) and so carries none of the ring's backward edges but
+// at two ranks, where the one peer is both neighbours.
+TEST(OpeningMessages, ForwardRingCarriesNoBackwardEdge) {
+  for (const OpeningMessages& e : every_rank(all_reduce(4, 1024, "ring"))) {
+    EXPECT_FALSE(e.to_previous);
+    EXPECT_FALSE(e.from_next);
+  }
+  for (const OpeningMessages& e : every_rank(all_reduce(2, 1024, "ring"))) {
+    EXPECT_TRUE(e.to_previous);
+    EXPECT_TRUE(e.from_next);
+  }
+}
+
+TEST(OpeningMessages, NothingAboveTheSizeLimitOrAlone) {
+  const uint64_t limit_elems = kOpeningMessagesMaxBytes / 4;
+  EXPECT_TRUE(ring_opening_messages(all_reduce(2, limit_elems, "tree")).from_next);
+  EXPECT_FALSE(ring_opening_messages(all_reduce(2, limit_elems + 1, "tree")).from_next);
+  const OpeningMessages alone = ring_opening_messages(all_reduce(1, 8, ""));
+  EXPECT_FALSE(alone.to_previous || alone.from_next);
+}
+
+}  // namespace
+}  // namespace dc
