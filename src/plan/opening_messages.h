@@ -15,9 +15,9 @@ struct OpeningMessages {
 
 // Both ranks of an edge must decide alike, and each builds only its own plan: so this builds the
 // plans of the rank and its two neighbours, in place and out of place (ranks may differ in that),
-// and an edge counts only when it opens all of them. Messages above kOpeningMessagesMaxBytes are
-// not looked at (the builds would cost more than the 8-byte message saves); neither are plans that
-// cannot be built for a neighbour.
+// and an edge counts only when it opens all of them. Operations above kOpeningMessagesMaxBytes
+// (count × element size) are not looked at (the builds would cost more than the 8-byte message
+// saves); neither are plans that cannot be built for a neighbour.
 OpeningMessages ring_opening_messages(PlanRequest request);
 
 inline constexpr uint64_t kOpeningMessagesMaxBytes = 1 << 20;
