@@ -116,10 +116,6 @@ std::vector<int> all_members(int n) {
   return members;
 }
 
-bool rooted(dcCollective_t c) {
-  return c == dcCollBroadcast || c == dcCollReduce || c == dcCollGather || c == dcCollScatter;
-}
-
 const dcCollective_t kCollectives[] = {dcCollAllReduce, dcCollAllGather, dcCollReduceScatter, dcCollBroadcast,
                                        dcCollReduce,    dcCollAlltoAll,  dcCollGather,        dcCollScatter};
 
@@ -143,7 +139,7 @@ TEST(FakeClusters, EveryCollectiveSimulates) {
         PlanRequest q;
         q.collective = c;
         q.nranks = n;
-        q.root = rooted(c) ? static_cast<int>(rng() % n) : -1;
+        q.root = is_rooted(c) ? static_cast<int>(rng() % n) : -1;
         const uint64_t counts[] = {1, 7, 13, 97};
         q.count = counts[rng() % (n > 24 ? 3 : 4)];
         q.in_place = rng() % 2;
@@ -194,7 +190,7 @@ TEST(FakeClusters, AnalyticalTrafficMatchesTheMaterializedPlans) {
         PlanRequest q;
         q.collective = c;
         q.nranks = n;
-        q.root = rooted(c) ? n - 1 : -1;
+        q.root = is_rooted(c) ? n - 1 : -1;
         q.count = 840 * 840;         // every level's segments equal: the formulas' even split is exact
         q.chunk_bytes = 1ull << 30;  // one chunk: the latencies are the formulas' too
         q.cluster = cluster.view;

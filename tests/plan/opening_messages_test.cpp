@@ -8,12 +8,14 @@
 
 #include "src/plan/opening_messages.h"
 #include "src/plan/plan.h"
+#include "tests/plan/plan_check.h"
 
 namespace dc {
 namespace {
 
-PlanRequest all_reduce(int n, uint64_t count, const std::string& algorithm) {
+PlanRequest request(dcCollective_t collective, int n, uint64_t count, const std::string& algorithm) {
   PlanRequest q;
+  q.collective = collective;
   q.nranks = n;
   q.count = count;
   q.elem_size = 4;
@@ -47,15 +49,12 @@ TEST(OpeningMessages, BothEndsOfEveryEdgeDecideAlike) {
       {dcCollGather, {""}},
       {dcCollScatter, {""}}};
   for (const auto& [collective, algorithms] : cases) {
-    const bool rooted = collective == dcCollBroadcast || collective == dcCollReduce || collective == dcCollGather ||
-                        collective == dcCollScatter;
     for (const std::string& algorithm : algorithms) {
       for (int n : {2, 3, 4, 5, 8}) {
         for (uint64_t count : {uint64_t{1}, uint64_t{1031}}) {
           for (bool shared_memory : {false, true}) {
-            PlanRequest q = all_reduce(n, count, algorithm);
-            q.collective = collective;
-            q.root = rooted ? n - 1 : -1;
+            PlanRequest q = request(collective, n, count, algorithm);
+            q.root = is_rooted(collective) ? n - 1 : -1;
             q.cluster = ClusterView::one_host(n, shared_memory);
             if (algorithm == "hierarchical") {
               if (n % 2) continue;
@@ -74,7 +73,7 @@ TEST(OpeningMessages, BothEndsOfEveryEdgeDecideAlike) {
 // receives first: those edges ride on the plan, the others (an even rank to the odd one below)
 // keep the ring's message.
 TEST(OpeningMessages, TreeLeavesCarryTheirEdge) {
-  const std::vector<OpeningMessages> edges = every_rank(all_reduce(8, 2, "tree"));
+  const std::vector<OpeningMessages> edges = every_rank(request(dcCollAllReduce, 8, 2, "tree"));
   for (int r = 0; r < 8; ++r) {
     EXPECT_EQ(edges[r].to_previous, r % 2 == 1) << "rank " << r;
     EXPECT_EQ(edges[r].from_next, r % 2 == 0) << "rank " << r;
@@ -84,11 +83,11 @@ TEST(OpeningMessages, TreeLeavesCarryTheirEdge) {
 // A ring all-reduce sends forward (to r + 1) and so carries none of the ring's backward edges but
 // at two ranks, where the one peer is both neighbours.
 TEST(OpeningMessages, ForwardRingCarriesNoBackwardEdge) {
-  for (const OpeningMessages& e : every_rank(all_reduce(4, 1024, "ring"))) {
+  for (const OpeningMessages& e : every_rank(request(dcCollAllReduce, 4, 1024, "ring"))) {
     EXPECT_FALSE(e.to_previous);
     EXPECT_FALSE(e.from_next);
   }
-  for (const OpeningMessages& e : every_rank(all_reduce(2, 1024, "ring"))) {
+  for (const OpeningMessages& e : every_rank(request(dcCollAllReduce, 2, 1024, "ring"))) {
     EXPECT_TRUE(e.to_previous);
     EXPECT_TRUE(e.from_next);
   }
@@ -96,9 +95,9 @@ TEST(OpeningMessages, ForwardRingCarriesNoBackwardEdge) {
 
 TEST(OpeningMessages, NothingAboveTheSizeLimitOrAlone) {
   const uint64_t limit_elems = kOpeningMessagesMaxBytes / 4;
-  EXPECT_TRUE(ring_opening_messages(all_reduce(2, limit_elems, "tree")).from_next);
-  EXPECT_FALSE(ring_opening_messages(all_reduce(2, limit_elems + 1, "tree")).from_next);
-  const OpeningMessages alone = ring_opening_messages(all_reduce(1, 8, ""));
+  EXPECT_TRUE(ring_opening_messages(request(dcCollAllReduce, 2, limit_elems, "tree")).from_next);
+  EXPECT_FALSE(ring_opening_messages(request(dcCollAllReduce, 2, limit_elems + 1, "tree")).from_next);
+  const OpeningMessages alone = ring_opening_messages(request(dcCollAllReduce, 1, 8, ""));
   EXPECT_FALSE(alone.to_previous || alone.from_next);
 }
 

@@ -42,8 +42,7 @@ std::vector<int> roots_for(int n) {
 
 void sweep(dcCollective_t collective, const std::vector<TypeOp>& types, const std::vector<std::string>& algorithms) {
   uint64_t seed = 1;
-  const bool rooted = collective == dcCollBroadcast || collective == dcCollReduce || collective == dcCollGather ||
-                      collective == dcCollScatter;
+  const bool rooted = is_rooted(collective);
   for (int n : kRankCounts) {
     for (uint64_t count : kCounts) {
       for (bool in_place : {false, true}) {
