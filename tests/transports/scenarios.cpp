@@ -262,11 +262,12 @@ std::string late_messages_of_cancelled(RankContext& ctx) {
 }
 
 std::string unexpected_messages(RankContext& ctx) {
-  // 150 x 60000 B is more than the eager window: the later ones must fall back to rendezvous.
-  constexpr size_t kCount = 150;
-  constexpr size_t kSize = 60000;
+  // 800 x 6000 B is more than the eager window: the later ones must fall back to rendezvous. The
+  // sizes go eagerly on every connection (UCX's in-place ones take only up to 8 KiB eagerly).
+  constexpr size_t kCount = 800;
+  constexpr size_t kSize = 6000;
   constexpr size_t kLarge = 1 << 20;
-  auto size_of = [&](size_t i) { return i == 0 ? 40000 : i == kCount + 1 ? kLarge : kSize; };
+  auto size_of = [&](size_t i) { return i == 0 ? 4000 : i == kCount + 1 ? kLarge : kSize; };
   const Tag go{3, 1000, 0};
   if (ctx.rank == 0) {
     std::vector<PendingOp> sends;
@@ -295,7 +296,7 @@ std::string unexpected_messages(RankContext& ctx) {
   std::vector<PendingOp> recvs(kCount + 2);
   std::vector<char*> in(kCount + 2);
   for (size_t k = 0; k <= kCount + 1; ++k) {
-    const size_t i = (k * 7) % (kCount + 2);  // a scrambled order (7 is coprime with 152)
+    const size_t i = (k * 7) % (kCount + 2);  // a scrambled order (7 is coprime with 802)
     in[i] = ctx.buffer(size_of(i));
     recvs[i] = ctx.recv(Tag{3, i, 0}, in[i], size_of(i));
   }

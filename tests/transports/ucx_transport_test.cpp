@@ -18,6 +18,7 @@
 #include "transports/common/eager_credit.h"
 #include "transports/transport.h"
 #ifdef DEEPCOMM_TEST_UCX_WORKER
+#include "transports/ucx/ucx_channel.h"
 #include "transports/ucx/ucx_policy.h"
 #include "transports/ucx/ucx_worker.h"
 #endif
@@ -153,6 +154,37 @@ std::string reused_addresses(RankContext& ctx, bool in_place) {
 }
 #endif
 
+#ifdef DEEPCOMM_TEST_UCX_WORKER
+// Where the connection moves ordinary memory in place, a payload longer than one segment of UCX's
+// shared memory is pulled straight into the receive (rendezvous; both buffers registered through
+// the cache), and one up to that length goes eagerly (staged: nothing registered). Over a staged
+// connection nothing is ever registered.
+std::string eager_up_to_a_segment_in_place(RankContext& ctx, bool in_place) {
+  const size_t sizes[] = {UcxChannel::kInPlaceEagerMax, UcxChannel::kInPlaceEagerMax + 1};
+  uint64_t registrations[2] = {0, 0};
+  for (size_t i = 0; i < std::size(sizes); ++i) {
+    const Tag tag{9, i + 1, 0};
+    const uint64_t seed = 9100 + i;
+    char* buf = ctx.buffer(sizes[i]);
+    if (ctx.rank == 0) {
+      fill_pattern(buf, sizes[i], seed);
+      OpResult s = ctx.send(tag, buf, sizes[i]).wait();
+      SCENARIO_CHECK(ctx, s.status.ok(), describe(s));
+    } else {
+      OpResult r = ctx.recv(tag, buf, sizes[i]).wait();
+      SCENARIO_CHECK(ctx, r.status.ok() && r.bytes == sizes[i], describe(r));
+      SCENARIO_CHECK(ctx, check_pattern(buf, sizes[i], seed).empty(), "payload differs");
+    }
+    ctx.io->call([&] { registrations[i] = UcxWorker::get(ctx.io->io())->registration_stats().registrations; });
+  }
+  const std::string seen =
+      "registrations after each message: " + std::to_string(registrations[0]) + ", " + std::to_string(registrations[1]);
+  SCENARIO_CHECK(ctx, registrations[0] == 0, "the eager payload was registered: " + seen);
+  SCENARIO_CHECK(ctx, in_place ? registrations[1] >= 1 : registrations[1] == 0, seen);
+  return "";
+}
+#endif
+
 class UcxTwoRanks : public ::testing::TestWithParam<UcxSetup> {
  protected:
   void SetUp() override {
@@ -178,6 +210,10 @@ TEST_P(UcxTwoRanks, FlushWaitsForAMessageNotYetTaken) {
 TEST_P(UcxTwoRanks, ShortAndTooLong) { EXPECT_EQ("", run(short_and_too_long)); }
 TEST_P(UcxTwoRanks, PeerKilledMidTransfer) { EXPECT_EQ("", run(peer_killed, RunOptions{true})); }
 #ifdef DEEPCOMM_TEST_UCX_WORKER
+TEST_P(UcxTwoRanks, InPlaceEagerOnlyUpToASegment) {
+  const bool in_place = !GetParam().separate_hosts;  // sm on one host; tcp between two
+  EXPECT_EQ("", run([in_place](RankContext& ctx) { return eager_up_to_a_segment_in_place(ctx, in_place); }));
+}
 TEST_P(UcxTwoRanks, AddressesReusedAfterUnmapNeverServedStale) {
   const bool in_place = !GetParam().separate_hosts;  // sm on one host; tcp between two
   EXPECT_EQ("", run([in_place](RankContext& ctx) { return reused_addresses(ctx, in_place); }));

@@ -1,8 +1,9 @@
 // One UCX connection: DeepComm's tag matching over UCP active messages (UCP's own tag matching is
 // per worker and can carry neither the contract's tag nor the communicator). A send of up to
-// kEagerMax bytes goes eagerly while the sender holds eager credit (kEagerWindow unacknowledged
-// bytes, returned by Credit messages as the receiver consumes them), so what waits unexpected here
-// is bounded; everything else goes by UCX's rendezvous, whose payload stays with the sender until
+// kEagerMax bytes (kInPlaceEagerMax on a connection that moves ordinary memory in place) goes
+// eagerly while the sender holds eager credit (kEagerWindow unacknowledged bytes, returned by
+// Credit messages as the receiver consumes them), so what waits unexpected here is bounded;
+// everything else goes by UCX's rendezvous, whose payload stays with the sender until
 // a receive takes it (ucp_am_recv_data_nbx) or refuses it (Reject, answered by RejectAck, then the
 // descriptor is released: the sender learns the refusal before its send completes).
 //
@@ -40,6 +41,12 @@ class UcxChannel : public std::enable_shared_from_this<UcxChannel> {
   using Socket = boost::asio::generic::stream_protocol::socket;
   static constexpr size_t kEagerMax = EagerCredit::kEagerMax;
   static constexpr size_t kEagerWindow = EagerCredit::kEagerWindow;
+  // Where the receiver pulls a rendezvous payload into place (one copy, by cross-memory attach or
+  // an RDMA read), a payload longer than one segment of UCX's shared-memory transport (8 KiB by
+  // default) goes by rendezvous: eagerly it took a copy into staging, fragments through UCX's
+  // segments and a copy out (a 256 KiB all-reduce at 4 ranks over UCX_TLS=sm, pieces of 64 KiB,
+  // took 1.5x as long).
+  static constexpr size_t kInPlaceEagerMax = 8 * 1024;
 
   UcxChannel(std::shared_ptr<UcxWorker> worker, int peer);
   ~UcxChannel();
