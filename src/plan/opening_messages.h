@@ -17,7 +17,8 @@ struct OpeningMessages {
 // plans of the rank and its two neighbours, in place and out of place (ranks may differ in that),
 // and an edge counts only when it opens all of them. Operations above kOpeningMessagesMaxBytes
 // (count × element size) are not looked at (the builds would cost more than the 8-byte message
-// saves); neither are plans that cannot be built for a neighbour.
+// saves); neither are plans that cannot be built for a neighbour, nor point-to-point requests
+// (the ring checks collectives only).
 OpeningMessages ring_opening_messages(PlanRequest request);
 
 inline constexpr uint64_t kOpeningMessagesMaxBytes = 1 << 20;
