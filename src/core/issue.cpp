@@ -16,6 +16,7 @@
 #include "src/exec/flat_collective.h"
 #include "src/exec/signature.h"
 #include "src/plan/cost_model.h"
+#include "src/plan/plan.h"
 
 namespace dc {
 
@@ -39,13 +40,6 @@ struct GroupState {
   std::vector<std::function<void()>> one_sided_sends, one_sided_waits;
 };
 thread_local GroupState t_group;
-
-bool is_rooted(dcCollective_t c) {
-  return c == dcCollBroadcast || c == dcCollReduce || c == dcCollGather || c == dcCollScatter || c == dcCollSend ||
-         c == dcCollRecv;
-}
-
-bool is_reduction(dcCollective_t c) { return c == dcCollAllReduce || c == dcCollReduce || c == dcCollReduceScatter; }
 
 // Elements of the send and receive buffers this rank uses, from the API's count.
 void buffer_elements(const OpArgs& a, int rank, int n, uint64_t* in, uint64_t* out) {
@@ -286,7 +280,7 @@ void validate(dcComm* comm, const OpArgs& a) {
       fail(dcInvalidArgument, "DeepComm: pre-multiplied sum op was created for another datatype");
   }
   if (is_rooted(a.collective) && (a.root < 0 || a.root >= comm->exec.nranks)) {
-    const char* what = (a.collective == dcCollSend || a.collective == dcCollRecv) ? "peer" : "root";
+    const char* what = is_point_to_point(a.collective) ? "peer" : "root";
     fail(dcInvalidArgument, std::string("DeepComm: ") + what + " " + std::to_string(a.root) + " is out of range [0, " +
                                 std::to_string(comm->exec.nranks) + ")");
   }

@@ -8,12 +8,11 @@
 #include "src/exec/comm_failure.h"
 #include "src/exec/flat_board.h"
 #include "src/exec/signature.h"
+#include "src/plan/plan.h"
 
 namespace dc {
 
 namespace {
-
-bool is_reduction(dcCollective_t c) { return c == dcCollAllReduce || c == dcCollReduce || c == dcCollReduceScatter; }
 
 // Bytes one rank puts on the board for this call (the same on every rank: its size decides the
 // path, so it must not depend on the rank).
@@ -193,7 +192,7 @@ void finish_in_two_rounds(const FlatOp& op, FlatBoard& board) {
 
 bool flat_eligible(const ExecComm* comm, const OpArgs& args) {
   if (!comm->board || args.count == 0 || args.compressed) return false;
-  if (args.collective == dcCollSend || args.collective == dcCollRecv) return false;
+  if (is_point_to_point(args.collective)) return false;
   if (is_reduction(args.collective) && (args.op < 0 || args.op >= dcNumOps)) return false;  // user ops
   return board_volume(args, comm->nranks) <= comm->board->slot_bytes();
 }

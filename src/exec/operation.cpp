@@ -13,6 +13,7 @@
 #include "src/exec/comm_failure.h"
 #include "src/exec/engine.h"
 #include "src/exec/signature.h"
+#include "src/plan/plan.h"
 
 namespace dc {
 
@@ -72,7 +73,7 @@ Operation::Operation(ExecComm* comm, const OpArgs& args, std::shared_ptr<const P
   started_ = std::chrono::steady_clock::now();
 }
 
-bool Operation::is_collective() const { return args_.collective != dcCollSend && args_.collective != dcCollRecv; }
+bool Operation::is_collective() const { return !is_point_to_point(args_.collective); }
 
 Tag Operation::tag_of(const Step& step) const {
   if (is_collective()) return Tag{comm_->id, seq_, step.tag, signature_};

@@ -17,7 +17,7 @@ constexpr uint64_t kCompressed = 0x2000;
 }  // namespace
 
 uint64_t operation_signature(const OpArgs& a) {
-  if (a.collective == dcCollSend || a.collective == dcCollRecv) return 0;
+  if (is_point_to_point(a.collective)) return 0;
   const bool rooted = a.collective == dcCollBroadcast || a.collective == dcCollReduce || a.collective == dcCollGather ||
                       a.collective == dcCollScatter;
   const bool reduces =

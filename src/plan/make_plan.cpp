@@ -11,11 +11,6 @@
 namespace dc {
 namespace {
 
-bool is_rooted(dcCollective_t c) {
-  return c == dcCollBroadcast || c == dcCollReduce || c == dcCollGather || c == dcCollScatter || c == dcCollSend ||
-         c == dcCollRecv;
-}
-
 void validate(const PlanRequest& request) {
   const std::string what = std::string(collective_name(request.collective)) + " plan: ";
   if (request.collective < dcCollAllReduce || request.collective >= dcNumCollectives) {
@@ -29,7 +24,7 @@ void validate(const PlanRequest& request) {
          what + "rank " + std::to_string(request.rank) + " is outside [0, " + std::to_string(request.nranks) + ")");
   }
   if (is_rooted(request.collective) && (request.root < 0 || request.root >= request.nranks)) {
-    const char* role = (request.collective == dcCollSend || request.collective == dcCollRecv) ? "peer " : "root ";
+    const char* role = is_point_to_point(request.collective) ? "peer " : "root ";
     fail(dcInvalidArgument,
          what + role + std::to_string(request.root) + " is outside [0, " + std::to_string(request.nranks) + ")");
   }
@@ -84,7 +79,7 @@ Plan make_plan(const PlanRequest& asked) {
   plan.sizes = logical_sizes(request);
   plan.compression = request.compression;
   if (request.compression && request.compression->error_feedback) plan.sizes.residual = request.count;
-  const bool p2p = request.collective == dcCollSend || request.collective == dcCollRecv;
+  const bool p2p = is_point_to_point(request.collective);
   plan.algorithm = p2p ? "p2p" : "local";
   if (request.count == 0) return plan;
   if (p2p) {

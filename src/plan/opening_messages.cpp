@@ -43,7 +43,7 @@ bool edge_opens(const std::optional<std::array<Plan, 2>>& sender, int sender_ran
 OpeningMessages ring_opening_messages(PlanRequest request) {
   const int n = request.nranks, self = request.rank;
   // The ring checks collectives only: a point-to-point plan's neighbours were built for nothing.
-  if (request.collective == dcCollSend || request.collective == dcCollRecv) return {};
+  if (is_point_to_point(request.collective)) return {};
   if (n < 2 || request.elem_size == 0 || request.count > kOpeningMessagesMaxBytes / request.elem_size) return {};
   const int previous = (self + n - 1) % n, next = (self + 1) % n;
   const auto own = both_plans(request, self);

@@ -51,6 +51,14 @@ bool is_receive(StepKind k) {
   return k == StepKind::Recv || k == StepKind::RecvReduce || k == StepKind::RecvMessage || k == StepKind::RecvDecode;
 }
 
+bool is_point_to_point(dcCollective_t c) { return c == dcCollSend || c == dcCollRecv; }
+
+bool is_rooted(dcCollective_t c) {
+  return c == dcCollBroadcast || c == dcCollReduce || c == dcCollGather || c == dcCollScatter || is_point_to_point(c);
+}
+
+bool is_reduction(dcCollective_t c) { return c == dcCollAllReduce || c == dcCollReduce || c == dcCollReduceScatter; }
+
 const char* collective_name(dcCollective_t c) {
   switch (c) {
     case dcCollAllReduce: return "AllReduce";

@@ -184,6 +184,12 @@ bool is_receive(StepKind kind);
 
 std::string plan_to_json(const Plan& plan);
 const char* collective_name(dcCollective_t c);
+// Send or receive: matched by peer and order, not by a plan of the whole communicator.
+bool is_point_to_point(dcCollective_t c);
+// Takes a root (or, point-to-point, a peer) in OpArgs::root.
+bool is_rooted(dcCollective_t c);
+// Combines values with a reduction op.
+bool is_reduction(dcCollective_t c);
 const char* step_kind_name(StepKind k);
 
 }  // namespace dc

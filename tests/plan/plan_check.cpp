@@ -59,10 +59,6 @@ double reduce_ref(dcRedOp_t op, dcDataType_t type, int n, uint64_t index) {
 
 }  // namespace
 
-bool is_rooted(dcCollective_t c) {
-  return c == dcCollBroadcast || c == dcCollReduce || c == dcCollGather || c == dcCollScatter;
-}
-
 std::vector<Plan> make_plans(PlanRequest request) {
   std::vector<Plan> plans;
   for (int r = 0; r < request.nranks; ++r) {

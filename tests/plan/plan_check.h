@@ -21,9 +21,6 @@ double input_value(dcDataType_t type, int rank, uint64_t i);
 void store(dcDataType_t type, std::byte* p, double v);
 double load(dcDataType_t type, const std::byte* p);
 
-// Broadcast, reduce, gather and scatter: the collectives with a root.
-bool is_rooted(dcCollective_t collective);
-
 // The plans of every rank of the request.
 std::vector<Plan> make_plans(PlanRequest request);
 
