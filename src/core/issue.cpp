@@ -12,6 +12,7 @@
 #include "src/core/compressed_issue.h"
 #include "src/core/suspend.h"
 #include "src/exec/comm_failure.h"
+#include "src/exec/engine.h"
 #include "src/exec/flat_board.h"
 #include "src/exec/flat_collective.h"
 #include "src/exec/signature.h"
@@ -331,10 +332,12 @@ dcResult_t issue(dcComm* comm, const OpArgs& args, dcRequest_t* request) {
   submit(std::make_shared<Operation>(&p.comm->exec, p.args, p.plan, p.seq, batch));
   if (request) {
     *request = new dcRequest{batch, comm->config.timeout_ms};
+    Engine::instance().work_left_running();
     return dcSuccess;
   }
   if (!comm->config.blocking) {
     remember_pending(comm, batch);
+    Engine::instance().work_left_running();
     return dcInProgress;
   }
   wait_batch(batch, comm->config.timeout_ms, {comm});
@@ -400,6 +403,7 @@ dcResult_t run_group(std::vector<PendingOp> ops, Status first_error) {
   if (on_engine == 0) return dcSuccess;
   if (nonblocking) {
     for (dcComm* c : comms) remember_pending(c, batch);
+    Engine::instance().work_left_running();
     return dcInProgress;
   }
   wait_batch(batch, timeout_ms, comms);

@@ -444,10 +444,12 @@ void Operation::release() {
     std::lock_guard<std::mutex> lock(comm->inflight_mutex);
     if (--comm->inflight == 0) comm->inflight_cv.notify_all();
   }
+  Engine::instance().operation_ended();
   batch_->finish(status);
 }
 
 void submit(std::shared_ptr<Operation> op) {
+  Engine::instance().operation_started();
   Engine::instance().post([op] {
     op->comm()->active_ops.insert(op);
     check_departed_peers(op->comm(), *op);

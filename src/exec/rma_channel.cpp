@@ -4,6 +4,7 @@
 #include <string>
 
 #include "src/exec/comm_failure.h"
+#include "src/exec/engine.h"
 
 namespace dc {
 
@@ -63,7 +64,11 @@ RmaChannel::RmaChannel(ExecComm* comm, int contexts)
       inbox_(comm->nranks),
       next_from_(comm->nranks),
       next_to_(comm->nranks),
-      landing_window_(comm->nranks, -1) {}
+      landing_window_(comm->nranks, -1) {
+  Engine::instance().passive_service_opened();  // peers' puts arrive with no call here
+}
+
+RmaChannel::~RmaChannel() { Engine::instance().passive_service_closed(); }
 
 std::shared_ptr<RmaChannel> RmaChannel::start(ExecComm* comm, int contexts) {
   std::shared_ptr<RmaChannel> channel(new RmaChannel(comm, contexts));

@@ -72,6 +72,7 @@ class RmaChannel : public std::enable_shared_from_this<RmaChannel> {
  public:
   // Posts the header receives from every peer. contexts: the communicator's number of contexts.
   static std::shared_ptr<RmaChannel> start(ExecComm* comm, int contexts);
+  ~RmaChannel();
 
   // This rank's windows, as puts address them (the window's number on every rank).
   void add_window(uint32_t window, void* base, size_t bytes);

@@ -229,6 +229,65 @@ TEST(Engine, DrivingAnIdleEngineDoesNotSpin) {
   EXPECT_LT(cpu_seconds() - before, 0.05 * wall) << "an idle driven engine used CPU";
 }
 
+// How long a handler posted right after a short drive waits for the engine thread. The drive (a
+// handler holding the caller for 2 ms) makes the engine thread sleep its long look-in
+// (kDriverCheck); `left_running` says whether the poster tells the engine. The fastest of several
+// tries: load only delays a wake-up, while an engine thread nobody woke runs the post only at its
+// look-in, in every try.
+Clock::duration fastest_pickup_after_a_drive(bool left_running) {
+  Clock::duration fastest = Clock::duration::max();
+  const std::thread::id caller = std::this_thread::get_id();
+  for (int i = 0; i < 7; ++i) {
+    std::atomic<bool> drove{false};
+    std::function<void()> hold = [&] {
+      if (std::this_thread::get_id() != caller) return engine().post(hold);
+      std::this_thread::sleep_for(2ms);
+      drove = true;
+    };
+    engine().post(hold);
+    EXPECT_TRUE(engine().drive_until([&] { return drove.load(); }, Clock::now() + 5s));
+    std::atomic<bool> ran{false};
+    const auto posted = Clock::now();
+    engine().post([&] { ran = true; });
+    if (left_running) engine().work_left_running();
+    const bool picked_up = wait_for([&] { return ran.load(); }, 5s);
+    EXPECT_TRUE(picked_up) << "a post after a drive was never run";
+    if (picked_up) fastest = std::min(fastest, Clock::now() - posted);
+  }
+  return fastest;
+}
+
+// A nonblocking call that leaves work running wakes the engine thread: the work waits for the
+// sticky park at most, not for the engine thread's next look-in.
+TEST(Engine, WorkLeftRunningIsTakenUpAfterThePark) {
+  const auto fastest = fastest_pickup_after_a_drive(true);
+  EXPECT_LT(fastest, dc::Engine::kDriverCheck / 2)
+      << "work left running after a drive waited " << std::chrono::duration<double, std::micro>(fastest).count()
+      << " us: the engine thread slept through it";
+}
+
+// A driver that lets go while operations are in flight (another thread's, or a nonblocking call's)
+// wakes the engine thread for them.
+TEST(Engine, ReleaseWithOperationsInFlightWakesTheEngineThread) {
+  engine().operation_started();
+  const auto fastest = fastest_pickup_after_a_drive(false);
+  engine().operation_ended();
+  EXPECT_LT(fastest, dc::Engine::kDriverCheck / 2)
+      << "an operation in flight when the driver let go waited "
+      << std::chrono::duration<double, std::micro>(fastest).count() << " us: the engine thread slept through it";
+}
+
+// While a service that peers use without a call here is open (a one-sided channel), the engine
+// thread looks in often: what a peer sends it waits kPassiveCheck at most, not kDriverCheck.
+TEST(Engine, PassiveServiceShortensTheLookIn) {
+  engine().passive_service_opened();
+  const auto fastest = fastest_pickup_after_a_drive(false);
+  engine().passive_service_closed();
+  EXPECT_LT(fastest, dc::Engine::kDriverCheck / 2)
+      << "a post while a passive service was open waited " << std::chrono::duration<double, std::micro>(fastest).count()
+      << " us: the engine thread looked in only every kDriverCheck";
+}
+
 // A poll hook (UCX's worker) is polled while the driver polls, armed before it blocks, and told
 // when the driver lets go; the driver's handlers see it polling, the engine thread's do not. The
 // drives end on what they wait for, not on a short deadline: on a loaded machine the caller may
