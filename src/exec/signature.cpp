@@ -18,12 +18,8 @@ constexpr uint64_t kCompressed = 0x2000;
 
 uint64_t operation_signature(const OpArgs& a) {
   if (is_point_to_point(a.collective)) return 0;
-  const bool rooted = a.collective == dcCollBroadcast || a.collective == dcCollReduce || a.collective == dcCollGather ||
-                      a.collective == dcCollScatter;
-  const bool reduces =
-      a.collective == dcCollAllReduce || a.collective == dcCollReduce || a.collective == dcCollReduceScatter;
-  const uint64_t op = !reduces ? 0 : a.op < dcNumOps ? static_cast<uint64_t>(a.op) : kUserOp;
-  uint64_t root = rooted ? static_cast<uint64_t>(a.root + 1) & 0x3fff : 0;
+  const uint64_t op = !is_reduction(a.collective) ? 0 : a.op < dcNumOps ? static_cast<uint64_t>(a.op) : kUserOp;
+  uint64_t root = is_rooted(a.collective) ? static_cast<uint64_t>(a.root + 1) & 0x3fff : 0;
   if (a.compressed) root = kCompressed | (a.compressed->spec_hash & (kCompressed - 1));
   return kValid | (static_cast<uint64_t>(a.collective) << 59) | (static_cast<uint64_t>(a.datatype) << 55) | (op << 49) |
          (root << 35) | (a.count & kCountMask);
@@ -38,7 +34,7 @@ std::string describe_signature(uint64_t s) {
   const int root = compressed ? -1 : static_cast<int>(root_bits) - 1;
   std::string text =
       std::string(collective_name(coll)) + "(count=" + std::to_string(s & kCountMask) + ", " + datatype_name(type);
-  if (coll == dcCollAllReduce || coll == dcCollReduce || coll == dcCollReduceScatter)
+  if (is_reduction(coll))
     text += std::string(", ") + (op == kUserOp ? "premulsum" : redop_name(static_cast<dcRedOp_t>(op)));
   if (root >= 0) text += ", root=" + std::to_string(root);
   if (compressed) text += ", compressed with spec #" + std::to_string(root_bits & (kCompressed - 1));

@@ -5,15 +5,12 @@
 #include "base/error.h"
 #include "src/plan/cost_model.h"
 #include "src/plan/generators.h"
+#include "src/plan/plan.h"
 #include "src/plan/select.h"
 
 namespace dc::tools {
 
 namespace {
-
-bool rooted(dcCollective_t c) {
-  return c == dcCollBroadcast || c == dcCollReduce || c == dcCollGather || c == dcCollScatter;
-}
 
 double materialized_seconds(PlanRequest q, const char* algorithm) {
   q.algorithms = AlgorithmFilter::only(algorithm);
@@ -50,7 +47,7 @@ std::vector<SimRow> simulate(const std::shared_ptr<const ClusterView>& cluster, 
       PlanRequest q;
       q.collective = c;
       q.nranks = n;
-      q.root = rooted(c) ? 0 : -1;
+      q.root = is_rooted(c) ? 0 : -1;
       q.count = bytes / 4 ? bytes / 4 : 1;
       q.cluster = cluster;
       const std::vector<PricedGenerator> priced = price_candidates(q);
