@@ -29,6 +29,18 @@ TEST(EagerCredit, SenderGoesEagerUpToTheWindowThenAgainWhenCredited) {
   EXPECT_TRUE(credit.take(kMax));
 }
 
+// A connection whose receiver pulls payloads in place sends eagerly only up to a lower limit; the
+// limit never rises above kEagerMax.
+TEST(EagerCredit, LimitBoundsWhatGoesEagerly) {
+  EagerCredit credit(kHeader);
+  credit.limit_to(8192);
+  EXPECT_TRUE(credit.take(8192));
+  EXPECT_FALSE(credit.take(8193));
+  credit.limit_to(2 * kMax);
+  EXPECT_TRUE(credit.take(kMax));
+  EXPECT_FALSE(credit.take(kMax + 1));
+}
+
 TEST(EagerCredit, SenderRefusesMoreCreditThanItUsed) {
   EagerCredit credit(kHeader);
   ASSERT_TRUE(credit.take(100));

@@ -7,6 +7,7 @@
 // as receives consume messages, batched so that small messages do not each cost a reply.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
 #include <utility>
@@ -22,9 +23,12 @@ class EagerCredit {
 
   explicit EagerCredit(size_t header_bytes) : header_bytes_(header_bytes) {}
 
+  // Sender: messages longer than `max` (at most kEagerMax) go by rendezvous.
+  void limit_to(size_t max) { eager_max_ = std::min(max, kEagerMax); }
+
   // Sender: whether a message of `len` bytes goes eagerly; if it does, its cost is taken.
   bool take(size_t len) {
-    if (len > kEagerMax || outstanding_ + cost(len) > kEagerWindow) return false;
+    if (len > eager_max_ || outstanding_ + cost(len) > kEagerWindow) return false;
     outstanding_ += cost(len);
     return true;
   }
@@ -57,6 +61,7 @@ class EagerCredit {
   size_t cost(size_t len) const { return len + header_bytes_; }
 
   size_t header_bytes_;
+  size_t eager_max_ = kEagerMax;
   size_t outstanding_ = 0;  // sender: eager bytes not yet credited back
   size_t uncredited_ = 0;   // receiver: eager bytes arrived and not yet credited back
   size_t to_return_ = 0;    // receiver: consumed eager bytes not yet credited back

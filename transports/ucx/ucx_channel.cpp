@@ -57,7 +57,7 @@ void UcxChannel::send(const Tag& tag, const void* buf, size_t len, Completion do
   op->len = len;
   op->done = std::move(done);
   sending_[op.get()] = op;
-  if (len <= (in_place_ ? kInPlaceEagerMax : kEagerMax) && eager_credit_.take(len))
+  if (eager_credit_.take(len))  // up to kInPlaceEagerMax where the receiver pulls (attach)
     return issue(op, UCP_AM_SEND_FLAG_EAGER);
   op->header.id = next_id_++;
   rendezvous_sends_[op->header.id] = op;

@@ -12,6 +12,7 @@ namespace dc {
 void UcxChannel::attach(ucp_ep_h ep, uint64_t peer_conn, Socket control, bool in_place) {
   ep_ = ep;
   in_place_ = in_place;
+  if (in_place) eager_credit_.limit_to(kInPlaceEagerMax);
   peer_conn_ = peer_conn;
   control_ = std::make_unique<Socket>(std::move(control));
   watch_control();
