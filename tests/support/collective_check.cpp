@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "kernels/reduce.h"
+#include "src/plan/plan.h"
 
 namespace dctest {
 
@@ -109,7 +110,7 @@ double wrap(dcDataType_t t, uint64_t v) {
 // stay within fp8 range; negative values only for signed types.
 double input_value(const Case& c, int r, size_t i) {
   const bool neg = is_signed_int(c.datatype) || is_float(c.datatype);
-  if (!is_reduction(c.collective)) return static_cast<double>((r * 7 + i * 3) % 13);
+  if (!dc::is_reduction(c.collective)) return static_cast<double>((r * 7 + i * 3) % 13);
   switch (c.op) {
     case dcProd: {
       static const double f[] = {1, 2, 1, -1, 1};
@@ -201,12 +202,10 @@ uint64_t fnv(const uint8_t* p, size_t n) {
 
 }  // namespace
 
-bool is_reduction(dcCollective_t c) { return c == dcCollAllReduce || c == dcCollReduce || c == dcCollReduceScatter; }
-
 std::string Case::describe() const {
   std::ostringstream s;
   s << "collective=" << collective << " type=" << dc::datatype_name(datatype);
-  if (is_reduction(collective)) s << " op=" << dc::redop_name(op);
+  if (dc::is_reduction(collective)) s << " op=" << dc::redop_name(op);
   s << " count=" << count << (in_place ? " in-place" : " out-of-place") << " root=" << root;
   return s.str();
 }
@@ -217,7 +216,7 @@ std::vector<Case> full_matrix(int nranks, const std::vector<size_t>& counts) {
   for (dcCollective_t coll : kCollectives)
     for (dcDataType_t t : kTypes)
       for (dcRedOp_t op : kOps) {
-        if (!is_reduction(coll) && op != dcSum) continue;
+        if (!dc::is_reduction(coll) && op != dcSum) continue;
         for (size_t count : counts)
           for (bool in_place : {false, true}) {
             if (coll == dcCollSend && in_place) continue;

@@ -23,8 +23,6 @@ struct Case {
   std::string describe() const;
 };
 
-bool is_reduction(dcCollective_t c);
-
 // Every collective x datatype x op x count x in-place for n ranks (roots rotate with the case).
 std::vector<Case> full_matrix(int nranks, const std::vector<size_t>& counts);
 // A deterministic sample of full_matrix: per_pair cases of every (collective, datatype).
