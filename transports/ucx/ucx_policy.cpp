@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <set>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "base/config_table.h"
 #include "base/error.h"
@@ -19,9 +21,17 @@ bool user_set(const char* name) { return std::getenv(name) != nullptr; }
 
 enum class UcxInPlace { Auto, Always, Never };  // kUcxInPlace's words
 
-bool rdma_ports_present() {
+// The RDMA ports as UCX names them, <device>:<port>; none where the kernel has no RDMA subsystem.
+std::vector<std::string> rdma_ports() {
+  namespace fs = std::filesystem;
+  std::vector<std::string> ports;
   std::error_code ec;
-  return std::filesystem::directory_iterator("/sys/class/infiniband", ec) != std::filesystem::directory_iterator();
+  for (const auto& device : fs::directory_iterator("/sys/class/infiniband", ec)) {
+    std::error_code port_ec;
+    for (const auto& port : fs::directory_iterator(device.path() / "ports", port_ec))
+      ports.push_back(device.path().filename().string() + ":" + port.path().filename().string());
+  }
+  return ports;
 }
 
 // Whether UCX_TLS ("all" when unset; "a,b" or "^a,b") enables one of `transports`, a family
@@ -50,14 +60,7 @@ bool tls_enables(const std::set<std::string>& aliases, const std::set<std::strin
 
 std::string ucx_net_devices() {
   std::string devices = chosen_interface().name;
-  // RDMA ports are named <device>:<port> in UCX; they carry no listening TCP socket.
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  for (const auto& device : fs::directory_iterator("/sys/class/infiniband", ec)) {
-    std::error_code port_ec;
-    for (const auto& port : fs::directory_iterator(device.path() / "ports", port_ec))
-      devices += "," + device.path().filename().string() + ":" + port.path().filename().string();
-  }
+  for (const std::string& port : rdma_ports()) devices += "," + port;  // they carry no TCP socket
   return devices;
 }
 
@@ -77,8 +80,8 @@ bool ucx_moves_in_place(bool same_host) {
   }
   // The transports whose rendezvous the receiver pulls: single copy on one host, RDMA across.
   if (same_host) return tls_enables({"sm", "shm"}, {"cma", "knem", "xpmem"});
-  return rdma_ports_present() && tls_enables({"ib", "rc", "dc", "ud"},
-                                             {"rc_v", "rc_x", "rc_mlx5", "dc_x", "dc_mlx5", "ud_v", "ud_x", "ud_mlx5"});
+  return !rdma_ports().empty() && tls_enables({"ib", "rc", "dc", "ud"}, {"rc_v", "rc_x", "rc_mlx5", "dc_x", "dc_mlx5",
+                                                                         "ud_v", "ud_x", "ud_mlx5"});
 }
 
 void restrict_devices(const UcxApi& api, ucp_config_t* config) {
