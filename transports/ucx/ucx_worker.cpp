@@ -360,22 +360,22 @@ std::shared_ptr<void> UcxWorker::map_memory(void* addr, size_t size) {
   return std::shared_ptr<void>(memh, [self = shared_from_this()](void* h) { self->unmap(static_cast<ucp_mem_h>(h)); });
 }
 
-void UcxWorker::unmap(ucp_mem_h memh) {
+void UcxWorker::unregister_range(ucp_mem_h memh) {
   UcxEntry entry;
-  if (!entry) return;
+  if (entry) api_.mem_unmap(context_, memh);
+}
+
+void UcxWorker::unmap(ucp_mem_h memh) {
   auto it = std::find_if(mapped_.begin(), mapped_.end(), [memh](const Mapped& m) { return m.memh == memh; });
   if (it == mapped_.end()) return;
-  api_.mem_unmap(context_, memh);
   mapped_.erase(it);
+  unregister_range(memh);
 }
 
 void UcxWorker::start_registration_cache() {
   auto cache = std::make_unique<UcxRegistrationCache>(
       [this](void* base, size_t size) -> void* { return register_range(base, size); },
-      [this](void* memh) {
-        UcxEntry entry;
-        if (entry) api_.mem_unmap(context_, static_cast<ucp_mem_h>(memh));
-      });
+      [this](void* memh) { unregister_range(static_cast<ucp_mem_h>(memh)); });
   // A negative priority: called before the pages go (UCM raises VM_UNMAPPED before the call).
   const ucs_status_t s = api_.set_event_handler(UCM_EVENT_VM_UNMAPPED, -1, &UcxWorker::on_memory_event, cache.get());
   if (s != UCS_OK) {

@@ -113,6 +113,8 @@ class UcxWorker : public std::enable_shared_from_this<UcxWorker> {
   bool arm_before_block();
   // ucp_mem_map of [addr, addr + size); throws dc::Error.
   ucp_mem_h register_range(void* addr, size_t size);
+  // ucp_mem_unmap, unless the process is exiting (UCX goes with it).
+  void unregister_range(ucp_mem_h memh);
   Mapped& map_range(void* addr, size_t size, uint64_t serial);
   void unmap(ucp_mem_h memh);
 
