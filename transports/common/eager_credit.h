@@ -1,10 +1,11 @@
 // Eager messages of one connection, the same on the framed channel (message_channel.h) and on UCX
 // (ucx_channel.h): the credit window that bounds them, and how one lands in the receive it matched.
 //
-// A message of up to kEagerMax bytes goes eagerly while the sender has at most kEagerWindow bytes
-// of eager messages not yet credited back, each costing its payload plus the receiver's bookkeeping
-// (`header_bytes`). So the receiver buffers a bounded amount of unexpected data; it returns credit
-// as receives consume messages, batched so that small messages do not each cost a reply.
+// A message of up to kEagerMax bytes (less where the sender set a lower limit) goes eagerly while
+// the sender has at most kEagerWindow bytes of eager messages not yet credited back, each costing
+// its payload plus the receiver's bookkeeping (`header_bytes`). So the receiver buffers a bounded
+// amount of unexpected data; it returns credit as receives consume messages, batched so that small
+// messages do not each cost a reply.
 #pragma once
 
 #include <algorithm>
