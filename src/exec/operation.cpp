@@ -238,7 +238,8 @@ void Operation::start() {
 // left out: then each end still sends or awaits something from the start, whichever operation
 // the other called, and a receive meets any message of the same operation number with another
 // signature as a mismatch (transport.h). Toward the previous rank, because the small-message tree
-// opens with a leaf's send to its parent one below it.
+// opens with a leaf's send to its parent one below it. The ring's closing edge (rank 0 to the last)
+// goes too where the last rank's plans receive (opening_messages.h): the chain finds any mismatch.
 void Operation::exchange_signatures() {
   const int n = comm_->nranks, next = (comm_->rank + 1) % n, previous = (comm_->rank + n - 1) % n;
   const Tag tag{comm_->id, seq_, kSignatureStep, signature_};

@@ -1,5 +1,6 @@
 #include "src/plan/opening_messages.h"
 
+#include <algorithm>
 #include <array>
 #include <optional>
 
@@ -38,6 +39,18 @@ bool edge_opens(const std::optional<std::array<Plan, 2>>& sender, int sender_ran
   return true;
 }
 
+// Whether every plan of a rank receives something: its operation then cannot end before a peer's
+// message of the same operation number arrived, and that message's signature is checked.
+bool always_receives(const std::optional<std::array<Plan, 2>>& plans) {
+  if (!plans) return false;
+  for (const Plan& plan : *plans) {
+    const bool receives = std::any_of(plan.steps.begin(), plan.steps.end(),
+                                      [](const Step& s) { return is_transfer(s.kind) && is_receive(s.kind); });
+    if (!receives) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 OpeningMessages ring_opening_messages(PlanRequest request) {
@@ -49,7 +62,13 @@ OpeningMessages ring_opening_messages(PlanRequest request) {
   const auto own = both_plans(request, self);
   const auto before = both_plans(request, previous);
   const auto after = next == previous ? before : both_plans(request, next);
-  return {edge_opens(own, self, before, previous), edge_opens(after, next, own, self)};
+  OpeningMessages in_plan{edge_opens(own, self, before, previous), edge_opens(after, next, own, self)};
+  // The closing edge, rank 0 to the last: the chain 1 -> 0, ..., n-1 -> n-2 already connects every
+  // rank, so the edge finds no mismatch the chain does not. It only keeps the last rank from ending
+  // a call no one else made, which a plan that receives does by itself.
+  if (self == 0 && always_receives(before)) in_plan.to_previous = true;
+  if (self == n - 1 && always_receives(own)) in_plan.from_next = true;
+  return in_plan;
 }
 
 }  // namespace dc

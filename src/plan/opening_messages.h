@@ -1,7 +1,10 @@
-// Which messages between a rank and its ring neighbours open both ranks' plans: the sender's step
-// and the receiver's step each wait on nothing, so the message is sent and awaited as soon as the
-// operation starts, whatever else either rank waits on. The signature ring (src/exec/operation.cpp)
-// leaves its own message out on such an edge: the plan's message carries the check in its tag.
+// Which of the signature ring's messages (src/exec/operation.cpp) a collective needs not send.
+// First, a message between a rank and a ring neighbour that opens both ranks' plans: the sender's
+// step and the receiver's step each wait on nothing, so the message is sent and awaited as soon as
+// the operation starts, whatever else either rank waits on, and its tag carries the check. Second,
+// the ring's closing edge (rank 0 to rank n-1) where the last rank's plans receive: the rest of
+// the ring is a chain through every rank, so neighbours that agree are all ranks agreeing, and a
+// plan that receives cannot end without a peer's message of the same operation, checked too.
 #pragma once
 
 #include "src/plan/plan.h"
@@ -9,8 +12,8 @@
 namespace dc {
 
 struct OpeningMessages {
-  bool to_previous = false;  // request.rank sends to request.rank - 1 (mod nranks)
-  bool from_next = false;    // request.rank + 1 (mod nranks) sends to request.rank
+  bool to_previous = false;  // request.rank's check to request.rank - 1 (mod nranks) needs no message
+  bool from_next = false;    // the check from request.rank + 1 (mod nranks) needs no message
 };
 
 // Both ranks of an edge must decide alike, and each builds only its own plan: so this builds the

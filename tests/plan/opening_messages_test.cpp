@@ -71,25 +71,42 @@ TEST(OpeningMessages, BothEndsOfEveryEdgeDecideAlike) {
 
 // The binomial tree opens with each odd rank's send to its parent one below it, which the parent
 // receives first: those edges ride on the plan, the others (an even rank to the odd one below)
-// keep the ring's message.
+// keep the ring's message, but the closing edge (0 to 7), since rank 7 receives the result.
 TEST(OpeningMessages, TreeLeavesCarryTheirEdge) {
   const std::vector<OpeningMessages> edges = every_rank(request(dcCollAllReduce, 8, 2, "tree"));
   for (int r = 0; r < 8; ++r) {
-    EXPECT_EQ(edges[r].to_previous, r % 2 == 1) << "rank " << r;
-    EXPECT_EQ(edges[r].from_next, r % 2 == 0) << "rank " << r;
+    EXPECT_EQ(edges[r].to_previous, r % 2 == 1 || r == 0) << "rank " << r;
+    EXPECT_EQ(edges[r].from_next, r % 2 == 0 || r == 7) << "rank " << r;
   }
 }
 
 // A ring all-reduce sends forward (to r + 1) and so carries none of the ring's backward edges but
-// at two ranks, where the one peer is both neighbours.
+// at two ranks, where the one peer is both neighbours; the closing edge goes (every rank receives).
 TEST(OpeningMessages, ForwardRingCarriesNoBackwardEdge) {
-  for (const OpeningMessages& e : every_rank(request(dcCollAllReduce, 4, 1024, "ring"))) {
-    EXPECT_FALSE(e.to_previous);
-    EXPECT_FALSE(e.from_next);
+  const std::vector<OpeningMessages> four = every_rank(request(dcCollAllReduce, 4, 1024, "ring"));
+  for (int r = 0; r < 4; ++r) {
+    EXPECT_EQ(four[r].to_previous, r == 0) << "rank " << r;
+    EXPECT_EQ(four[r].from_next, r == 3) << "rank " << r;
   }
   for (const OpeningMessages& e : every_rank(request(dcCollAllReduce, 2, 1024, "ring"))) {
     EXPECT_TRUE(e.to_previous);
     EXPECT_TRUE(e.from_next);
+  }
+}
+
+// The closing edge stays where the last rank's plan only sends (a broadcast from it): without the
+// ring's message its call could end though no other rank made one. From another root it receives.
+TEST(OpeningMessages, ClosingEdgeStaysWhereTheLastRankOnlySends) {
+  for (int n : {2, 3, 4, 8}) {
+    PlanRequest q = request(dcCollBroadcast, n, 1031, "");
+    q.root = n - 1;
+    std::vector<OpeningMessages> edges = every_rank(q);
+    EXPECT_FALSE(edges[n - 1].from_next) << "n=" << n << ", the root last";
+    EXPECT_FALSE(edges[0].to_previous) << "n=" << n << ", the root last";
+    q.root = 0;
+    edges = every_rank(q);
+    EXPECT_TRUE(edges[n - 1].from_next) << "n=" << n << ", root 0";
+    EXPECT_TRUE(edges[0].to_previous) << "n=" << n << ", root 0";
   }
 }
 
