@@ -243,16 +243,16 @@ void Operation::start() {
 void Operation::exchange_signatures() {
   const int n = comm_->nranks, next = (comm_->rank + 1) % n, previous = (comm_->rank + n - 1) % n;
   const Tag tag{comm_->id, seq_, kSignatureStep, signature_};
-  const OpeningMessages& in_plan = prepared_->signature_edges;
-  signature_received_ = in_plan.from_next;
-  signature_sent_ = in_plan.to_previous;
-  steps_left_ += !in_plan.from_next + !in_plan.to_previous;  // before either may end
+  const OpeningMessages& no_message = prepared_->signature_edges;
+  signature_received_ = no_message.from_next;
+  signature_sent_ = no_message.to_previous;
+  steps_left_ += !no_message.from_next + !no_message.to_previous;  // before either may end
   auto self = shared_from_this();
-  if (!in_plan.from_next) {
+  if (!no_message.from_next) {
     post_recv(next, tag, &peer_signature_, sizeof peer_signature_, nullptr,
               [self, next](const Status& s, size_t) { self->side_step_finished(s, next, &self->signature_received_); });
   }
-  if (!in_plan.to_previous) {
+  if (!no_message.to_previous) {
     post_send(previous, tag, &signature_, sizeof signature_,
               [self, previous](const Status& s) { self->side_step_finished(s, previous, &self->signature_sent_); });
   }

@@ -62,13 +62,13 @@ OpeningMessages ring_opening_messages(PlanRequest request) {
   const auto own = both_plans(request, self);
   const auto before = both_plans(request, previous);
   const auto after = next == previous ? before : both_plans(request, next);
-  OpeningMessages in_plan{edge_opens(own, self, before, previous), edge_opens(after, next, own, self)};
+  OpeningMessages no_message{edge_opens(own, self, before, previous), edge_opens(after, next, own, self)};
   // The closing edge, rank 0 to the last: the chain 1 -> 0, ..., n-1 -> n-2 already connects every
   // rank, so the edge finds no mismatch the chain does not. It only keeps the last rank from ending
   // a call no one else made, which a plan that receives does by itself.
-  if (self == 0 && always_receives(before)) in_plan.to_previous = true;
-  if (self == n - 1 && always_receives(own)) in_plan.from_next = true;
-  return in_plan;
+  if (self == 0 && always_receives(before)) no_message.to_previous = true;
+  if (self == n - 1 && always_receives(own)) no_message.from_next = true;
+  return no_message;
 }
 
 }  // namespace dc
