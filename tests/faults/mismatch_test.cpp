@@ -2,11 +2,14 @@
 // different number of calls) all get dcInvalidUsage with a message naming the calls, instead of a
 // hang or corrupted data (a rank whose part of the operation never met the odd call may finish it,
 // and calls after it, until the failing ranks' notice reaches it): 2, 4 and 8 ranks over shared
-// memory and TCP, 2 and 4 over UCX; the odd rank last, and in the middle.
+// memory and TCP, 2 and 4 over UCX; the odd rank last, and in the middle. A call the last rank
+// makes alone (a broadcast from itself, which only sends) fails instead of succeeding.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <ostream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/faults/fault_support.h"
@@ -117,6 +120,36 @@ TEST_P(Mismatch, FewerCallsOnOneRankIsInvalidUsage) {
             fprintf(stderr, "rank %d: %d %s\n", rank, r, dcGetLastError());
             return 4;
           }
+        }
+        dcCommDestroy(comm);
+        return 0;
+      },
+      60);
+  EXPECT_EQ(errors, "");
+}
+
+// The last rank makes one call more than the others: a broadcast from itself, whose plan only
+// sends. The signature ring keeps its closing edge for such a plan (src/plan/opening_messages.h),
+// so the call cannot end alone: it fails once the others leave, instead of returning success.
+TEST_P(Mismatch, AnExtraCallOfTheLastRankDoesNotSucceedAlone) {
+  const MismatchSetup s = GetParam();
+  if (const std::string why = dctest::transport_unavailable(s.transport); !why.empty()) GTEST_SKIP() << why;
+  std::string errors = dctest::run_as_processes(
+      s.nranks, {{"DEEPCOMM_TRANSPORT", s.transport}, {"DEEPCOMM_FLAT_BYTES", "0"}},
+      [&](int rank, int n, const dcUniqueId& id) {
+        dcComm_t comm;
+        if (dcCommInitRank(&comm, n, &id, rank, nullptr) != dcSuccess) return 2;
+        std::vector<float> in(4096, 1.0f), out(4096, 0.0f);
+        if (dcAllReduce(in.data(), out.data(), 4096, dcFloat32, dcSum, comm, nullptr) != dcSuccess) return 3;
+        if (rank == n - 1) {
+          const dcResult_t r = dcBroadcast(in.data(), out.data(), 4096, dcFloat32, rank, comm, nullptr);
+          if (r == dcSuccess) {
+            fprintf(stderr, "rank %d: a broadcast no other rank called returned success\n", rank);
+            return 4;
+          }
+        } else {
+          // Leave while the last rank's call is in flight (earlier or later, it must fail too).
+          std::this_thread::sleep_for(std::chrono::milliseconds(500));
         }
         dcCommDestroy(comm);
         return 0;
