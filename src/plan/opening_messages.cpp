@@ -44,8 +44,8 @@ bool edge_opens(const std::optional<std::array<Plan, 2>>& sender, int sender_ran
 bool always_receives(const std::optional<std::array<Plan, 2>>& plans) {
   if (!plans) return false;
   for (const Plan& plan : *plans) {
-    const bool receives = std::any_of(plan.steps.begin(), plan.steps.end(),
-                                      [](const Step& s) { return is_transfer(s.kind) && is_receive(s.kind); });
+    const bool receives =
+        std::any_of(plan.steps.begin(), plan.steps.end(), [](const Step& s) { return is_receive(s.kind); });
     if (!receives) return false;
   }
   return true;
