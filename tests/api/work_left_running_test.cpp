@@ -129,9 +129,8 @@ TEST(WorkLeftRunning, NonblockingCallAndGroupAreTakenUpAtOnce) {
 
 // While a communicator's one-sided channel is open, a peer's put needs this rank's engine with no
 // call here (a payload beyond the eager limit waits for this side's answer; the default transport
-// between local ranks): the parked engine
-// thread looks in every kPassiveCheck then, so the put is not held for kDriverCheck after this
-// rank's last blocking call.
+// between local ranks): the parked engine thread looks in every kPassiveCheck then, so the put is
+// not held for kDriverCheck after this rank's last blocking call.
 TEST(WorkLeftRunning, PutToARankThatMakesNoCallIsTakenUpSoon) {
   std::string errors = dctest::run_as_processes(
       kRanks, kOnTheEngine,
