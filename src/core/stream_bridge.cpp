@@ -1,12 +1,10 @@
 #include "src/core/stream_bridge.h"
 
 #include <poll.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
-#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <string>
@@ -57,18 +55,15 @@ StreamBridge::StreamBridge(dcComm_t comm, device::StreamQueue& streams)
     : comm_(comm),
       streams_(streams),
       pool_(streams, kCachedPinnedBytes),
+      captured_(std::make_shared<CapturedList>(streams)),
       residuals_(streams, comm->config.compress_ef_bytes) {
   if (dcCommCount(comm, &nranks_) != dcSuccess || dcCommRank(comm, &rank_) != dcSuccess)
     dc::fail(dcInvalidArgument, std::string("DeepComm: stream bridge: ") + dcGetLastError());
-  wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (wake_fd_ < 0) dc::fail(dcSystemError, std::string("DeepComm: stream bridge: eventfd: ") + std::strerror(errno));
   gate_word_ = static_cast<uint64_t*>(streams_.alloc_pinned(sizeof(uint64_t)));
   if (gate_word_ == nullptr) {
-    close(wake_fd_);
     dc::fail(dcSystemError, "DeepComm: stream bridge: cannot allocate its pinned gate word");
   }
   *gate_word_ = 0;
-  captured_->wake_fd = wake_fd_;
   issuer_ = std::thread(&StreamBridge::issue_loop, this);
 }
 
@@ -77,26 +72,13 @@ StreamBridge::~StreamBridge() {
     std::lock_guard<std::mutex> lock(mutex_);
     stopping_ = true;
   }
-  wake(wake_fd_);
+  wake(wake_fd());
   issuer_.join();
-  {
-    // A replay waiting at a gate now passes; later replays of these graphs would wait for ever.
-    std::lock_guard<std::mutex> lock(captured_->mutex);
-    captured_->wake_fd = -1;
-    std::erase_if(captured_->ops, [&](const std::shared_ptr<Captured>& op) {
-      if (op->released) streams_.free_pinned(op->block);
-      return op->released;
-    });
-    for (const auto& op : captured_->ops)
-      for (size_t l = 0; l < op->lanes; ++l) streams_.open_gate(&op->gates()[l], 1);
-    if (!captured_->ops.empty())
-      DC_WARN(
-          "stream bridge destroyed while %zu captured device operations had graphs: their pinned memory is left "
-          "allocated",
-          captured_->ops.size());
-  }
-  // Streams that never retired their operations may still read the gate word and write the
-  // descriptor: they stay, rather than be reused under them.
+  // Graphs that live on, and streams that never retired their operations, still ring the doorbells'
+  // eventfd: the keeper holds it open (and serves the graphs' replays).
+  if (!ops_.empty() || captured_->size() > 0) keep_after_bridge(captured_, !ops_.empty());
+  // Such streams may still read the gate word and write the descriptor: they stay, rather than be
+  // reused under them.
   if (!ops_.empty()) {
     DC_WARN(
         "stream bridge destroyed while %zu device operations had not left their streams: their pinned memory "
@@ -107,7 +89,6 @@ StreamBridge::~StreamBridge() {
   streams_.free_pinned(gate_word_);
   residuals_.release();
   for (auto& [stream, workspace] : workspaces_) workspace.release(streams_);
-  close(wake_fd_);
 }
 
 dcResult_t StreamBridge::all_reduce(const void* send, void* recv, size_t count, dcDataType_t type, dcRedOp_t op,
@@ -267,10 +248,7 @@ void StreamBridge::collect_decode_faults() {
   }
 }
 
-size_t StreamBridge::captured_operations() const {
-  std::lock_guard<std::mutex> lock(captured_->mutex);
-  return captured_->ops.size();
-}
+size_t StreamBridge::captured_operations() const { return captured_->size(); }
 
 bool StreamBridge::wait_until_run(std::chrono::milliseconds timeout) {
   std::unique_lock<std::mutex> lock(mutex_);
@@ -373,7 +351,7 @@ dcResult_t StreamBridge::enqueue(std::vector<Part> parts) {
   size_t rung = 0;  // doorbells on their streams
   for (size_t l = 0; l < lanes.size() && status.ok(); ++l) {
     status = copy_in(lanes[l], op.parts, block);
-    if (status.ok()) status = streams_.enqueue_doorbell(lanes[l], &doorbells[l], op.number, wake_fd_);
+    if (status.ok()) status = streams_.enqueue_doorbell(lanes[l], &doorbells[l], op.number, wake_fd());
     if (status.ok()) ++rung;
   }
   // Nothing will ring: the operation never was. Its block stays out of the pool, since a copy into
@@ -387,7 +365,7 @@ dcResult_t StreamBridge::enqueue(std::vector<Part> parts) {
   for (size_t l = 0; l < lanes.size() && status.ok(); ++l) {
     status = streams_.enqueue_gate(lanes[l], gate_word_, queued.number);
     if (status.ok()) status = copy_out(lanes[l], queued.parts, block);
-    if (status.ok()) status = streams_.enqueue_doorbell(lanes[l], &retirements[l], queued.number, wake_fd_);
+    if (status.ok()) status = streams_.enqueue_doorbell(lanes[l], &retirements[l], queued.number, wake_fd());
   }
   if (!status.ok()) {
     record_failure(status);
@@ -413,26 +391,15 @@ dcResult_t StreamBridge::enqueue_captured(std::vector<Part> parts) {
   op->lanes = lanes.size();
   op->parts = std::move(parts);
   // The graph owns the block from here: released when the graph goes, freed by the issuing thread.
-  std::weak_ptr<CapturedList> list = captured_;
-  Status status = streams_.retain_until_graph_destroyed(lanes.front(), [list, op] {
-    if (auto alive = list.lock()) {
-      std::lock_guard<std::mutex> lock(alive->mutex);
-      op->released = true;
-      if (alive->wake_fd >= 0) wake(alive->wake_fd);
-    }
-  });
+  Status status = CapturedList::retain(captured_, lanes.front(), op);
   if (!status.ok()) {
     streams_.free_pinned(op->block);  // nothing refers to it yet
     return refuse(status.code, status.message);
   }
-  {
-    std::lock_guard<std::mutex> lock(captured_->mutex);
-    captured_->ops.push_back(op);
-  }
   // Recorded, not run: a failure leaves the capture incomplete, and the graph is the user's to drop.
   for (size_t l = 0; l < lanes.size() && status.ok(); ++l) {
     status = copy_in(lanes[l], op->parts, op->block);
-    if (status.ok()) status = streams_.enqueue_doorbell(lanes[l], &op->doorbells()[l], 1, wake_fd_);
+    if (status.ok()) status = streams_.enqueue_doorbell(lanes[l], &op->doorbells()[l], 1, wake_fd());
     if (status.ok()) status = streams_.enqueue_gate_reset(lanes[l], &op->gates()[l], 1, 0);
     if (status.ok()) status = copy_out(lanes[l], op->parts, op->block);
   }
@@ -461,36 +428,21 @@ Status StreamBridge::copy_out(device::Stream lane, const std::vector<Part>& part
 }
 
 void StreamBridge::run_captured() {
-  std::vector<std::shared_ptr<Captured>> rung;
-  {
-    std::lock_guard<std::mutex> lock(captured_->mutex);
-    auto& ops = captured_->ops;
-    for (auto it = ops.begin(); it != ops.end();) {
-      if ((*it)->released) {
-        streams_.free_pinned((*it)->block);
-        it = ops.erase(it);
-      } else {
-        if ((*it)->rung()) rung.push_back(*it);
-        ++it;
-      }
-    }
-  }
-  // A graph is not released while a replay of it runs, and only this thread frees: the blocks stay.
-  for (const auto& op : rung) {
-    for (size_t l = 0; l < op->lanes; ++l) std::atomic_ref<uint64_t>(op->doorbells()[l]).store(0);
+  for (const auto& rung : captured_->take_rung()) {
+    const auto& op = static_cast<const Captured&>(*rung);
     Status failed;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       failed = error_;
     }
     if (failed.ok()) {
-      const Status result = run(op->parts, op->block);
+      const Status result = run(op.parts, op.block);
       if (!result.ok()) {
         std::lock_guard<std::mutex> lock(mutex_);
         record_failure(result);
       }
     }
-    for (size_t l = 0; l < op->lanes; ++l) streams_.open_gate(&op->gates()[l], 1);
+    captured_->open_gates(op);
   }
 }
 
@@ -506,7 +458,7 @@ void StreamBridge::issue_loop() {
     lock.lock();
     if (stopping_) break;
     lock.unlock();
-    wait_and_drain(wake_fd_, 1000);  // doorbells and the destructor write it
+    wait_and_drain(wake_fd(), 1000);  // doorbells and the destructor write it
     lock.lock();
   }
   // Destroyed: every gate opens, and the streams get some time to leave the slots.
@@ -514,7 +466,7 @@ void StreamBridge::issue_loop() {
   const auto deadline = Clock::now() + kRetireGrace;
   for (free_retired(); !ops_.empty() && Clock::now() < deadline; free_retired()) {
     lock.unlock();
-    wait_and_drain(wake_fd_, 50);
+    wait_and_drain(wake_fd(), 50);
     lock.lock();
   }
 }
@@ -585,12 +537,6 @@ void StreamBridge::record_failure(Status status) {
 bool StreamBridge::Op::rung() const {
   for (size_t l = 0; l < lanes; ++l)
     if (load(doorbells()[l]) != number) return false;
-  return true;
-}
-
-bool StreamBridge::Captured::rung() const {
-  for (size_t l = 0; l < lanes; ++l)
-    if (load(doorbells()[l]) != 1) return false;
   return true;
 }
 

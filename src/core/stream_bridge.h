@@ -24,8 +24,8 @@
 // the bridge's asynchronous error and opens every gate, present and future: no stream waits
 // forever. Later calls return that error, and captured operations whose doorbells ring open their
 // gates without running. Destroying the bridge opens every gate too; a graph replayed after its
-// communicator was destroyed waits for ever (invalid usage, as with NCCL), and its pinned block
-// stays allocated.
+// communicator was destroyed (invalid usage, as with NCCL) passes its gates without running, served
+// by the process's keeper (captured_operations.h), which frees the pinned block once the graph goes.
 //
 // Threads. The issuing thread is the communicator's user while the bridge lives: the caller must
 // not run operations of the same communicator itself meanwhile. Calls may come from any one thread
@@ -48,6 +48,7 @@
 #include "deepcomm/deepcomm.h"
 #include "device/pinned_pool.h"
 #include "device/stream_queue.h"
+#include "src/core/captured_operations.h"
 #include "src/core/device_compressed_call.h"
 #include "src/core/device_residuals.h"
 
@@ -123,22 +124,9 @@ class StreamBridge {
     bool rung() const;     // on every stream
     bool retired() const;  // on every stream
   };
-  // A captured operation: a doorbell and a gate per stream, then the slots, for every replay.
-  struct Captured {
-    uint8_t* block = nullptr;
-    size_t lanes = 0;
+  // A captured operation: its block (captured_operations.h) and what each replay runs.
+  struct Captured : CapturedBlock {
     std::vector<Part> parts;
-    bool released = false;  // its graph is gone (CapturedList's mutex); the issuing thread frees it
-    uint64_t* doorbells() const { return reinterpret_cast<uint64_t*>(block); }
-    uint64_t* gates() const { return doorbells() + lanes; }
-    bool rung() const;  // on every stream
-  };
-  // The captured operations, shared with the graphs' release callbacks, which may run after the
-  // bridge is gone and must make no device call (they run on CUDA's thread).
-  struct CapturedList {
-    std::mutex mutex;
-    int wake_fd = -1;                            // -1 once the bridge is gone
-    std::vector<std::shared_ptr<Captured>> ops;  // in capture order
   };
   // Opens every gate: far above any operation number, yet a positive distance from each (a GPU
   // gate compares (int64_t)(word - value) >= 0).
@@ -170,6 +158,7 @@ class StreamBridge {
   // in block; the first failure stops them.
   Status copy_in(device::Stream lane, const std::vector<Part>& parts, uint8_t* block);
   Status copy_out(device::Stream lane, const std::vector<Part>& parts, uint8_t* block);
+  int wake_fd() const { return captured_->wake_fd(); }
   void issue_loop();
   // Issuing thread: frees the blocks of captured operations whose graphs are gone, then runs
   // those whose doorbells rang (skipped, gates opened, once the bridge failed).
@@ -188,7 +177,6 @@ class StreamBridge {
   int rank_ = 0;
   device::StreamQueue& streams_;
   device::PinnedPool pool_;        // the operations' blocks, taken by callers and given back on retirement
-  int wake_fd_ = -1;               // doorbells (and the destructor) write it
   uint64_t* gate_word_ = nullptr;  // pinned: the number of the last operation that ended
 
   mutable std::mutex mutex_;
@@ -200,7 +188,9 @@ class StreamBridge {
   bool stopping_ = false;
   bool grouping_ = false;    // between begin_group and end_group (the caller's thread only)
   std::vector<Part> group_;  // the open group's calls
-  std::shared_ptr<CapturedList> captured_ = std::make_shared<CapturedList>();
+  // The captured operations, with the eventfd that every doorbell (and the destructor) writes:
+  // shared with the graphs, which may outlive the bridge.
+  std::shared_ptr<CapturedList> captured_;
   // The device residuals of DEEPCOMM_COMPRESS's error feedback, and the codec's workspace of each
   // stream. Device memory is freed only when the bridge is destroyed (see StreamWorkspace).
   DeviceResidualStore residuals_;

@@ -11,7 +11,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <functional>
+#include <memory>
 #include <random>
 #include <string>
 #include <thread>
@@ -19,6 +21,7 @@
 
 #include "deepcomm/deepcomm.h"
 #include "device/cpu_stream_queue.h"
+#include "src/core/captured_operations.h"
 #include "src/core/stream_bridge.h"
 #include "tests/support/collective_check.h"
 #include "tests/support/forked_processes.h"
@@ -437,6 +440,58 @@ TEST_P(StreamBridgeOn, AKilledPeerReleasesAReplay) {
         return 0;
       },
       {victim});
+}
+
+// The eventfds this process has open.
+int open_eventfds() {
+  int found = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+    std::error_code error;
+    found += std::filesystem::read_symlink(entry.path(), error).string() == "anon_inode:[eventfd]" ? 1 : 0;
+  }
+  return found;
+}
+
+// A graph replayed after its bridge was destroyed (invalid usage, as with NCCL): the replay passes
+// its gate without running instead of waiting for ever; the eventfd its doorbell writes stays open
+// as long as the graph lives (closed, a new descriptor could take its number), and closes with the
+// pinned block once the graph goes.
+TEST_P(StreamBridgeOn, AGraphOutlivingItsBridgeNeverBlocksItsStream) {
+  run(2, [](int rank, int n, dcComm_t comm) {
+    const size_t count = 1000;
+    CpuStreamQueue queue;
+    const Stream stream{8};
+    DeviceBytes in(queue, count * 4, 0), out(queue, count * 4, 0);
+    auto fill = [&](float value) {
+      for (size_t i = 0; i < count; ++i) reinterpret_cast<float*>(in.at)[i] = value;
+    };
+    auto bridge = std::make_unique<StreamBridge>(comm, queue);
+    queue.begin_capture(stream);
+    if (bridge->all_reduce(in.at, out.at, count, dcFloat32, dcSum, stream) != dcSuccess)
+      return complain(rank, dcGetLastError());
+    std::shared_ptr<CpuStreamQueue::Graph> graph = queue.end_capture(stream);
+    fill(1.0f + rank);
+    if (!queue.launch(graph, stream).ok() || !queue.synchronize(stream, kSync))
+      return complain(rank, "the replay before the destruction did not drain");
+    const float sum = static_cast<float>(n * (n + 1) / 2);
+    if (reinterpret_cast<float*>(out.at)[count - 1] != sum) return complain(rank, "the first replay is wrong");
+    dc::kept_captured_operations();  // the keeper, and its own eventfd, exist from here
+    const int eventfds = open_eventfds();
+    bridge.reset();
+    if (open_eventfds() != eventfds) return complain(rank, "the doorbells' eventfd closed while the graph lives");
+    fill(10.0f);
+    for (int replay = 0; replay < 3; ++replay)
+      if (!queue.launch(graph, stream).ok() || !queue.synchronize(stream, kSync))
+        return complain(rank, "a replay after the bridge's destruction stayed blocked");
+    for (size_t i = 0; i < count; ++i)
+      if (reinterpret_cast<float*>(out.at)[i] == 10.0f * n) return complain(rank, "a replay ran without its bridge");
+    if (dc::kept_captured_operations() != 1) return complain(rank, "the keeper does not hold the captured operation");
+    graph.reset();  // its block is freed by the keeper's thread
+    const auto deadline = Clock::now() + kSync;
+    while (dc::kept_captured_operations() != 0 && Clock::now() < deadline) std::this_thread::sleep_for(1ms);
+    if (dc::kept_captured_operations() != 0) return complain(rank, "the graph's operation was not released");
+    return open_eventfds() == eventfds - 1 ? 0 : complain(rank, "the doorbells' eventfd outlived the graph");
+  });
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, StreamBridgeOn, ::testing::Values("shm", "tcp"),
