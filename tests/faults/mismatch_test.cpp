@@ -2,8 +2,9 @@
 // different number of calls) all get dcInvalidUsage with a message naming the calls, instead of a
 // hang or corrupted data (a rank whose part of the operation never met the odd call may finish it,
 // and calls after it, until the failing ranks' notice reaches it): 2, 4 and 8 ranks over shared
-// memory and TCP, 2 and 4 over UCX; the odd rank last, and in the middle. A call the last rank
-// makes alone (a broadcast from itself, which only sends) fails instead of succeeding.
+// memory and TCP, 2 and 4 over UCX; the odd rank last, in the middle, and the whole upper half. A
+// call the last rank makes alone (a broadcast from itself, which only sends) fails instead of
+// succeeding.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -60,12 +61,16 @@ class Mismatch : public ::testing::TestWithParam<MismatchSetup> {};
 TEST_P(Mismatch, EveryRankGetsInvalidUsageNamingBothCalls) {
   const MismatchSetup s = GetParam();
   if (const std::string why = dctest::transport_unavailable(s.transport); !why.empty()) GTEST_SKIP() << why;
-  // Where the odd rank sits decides which ranks meet its call: the last one is the signature
+  // Where the odd ranks sit decides which ranks meet their call: the last one is the signature
   // ring's neighbour of rank 0; one in the middle leaves a broadcast's root and the rank after it
-  // finishing calls until the notice comes.
-  std::vector<int> odd_ranks = {s.nranks - 1};
-  if (s.nranks > 2) odd_ranks.push_back(s.nranks / 2);
-  for (int odd_rank : odd_ranks) {
+  // finishing calls until the notice comes; when the upper half calls otherwise, the two halves
+  // differ across one edge of the signature ring only, the one from rank n/2 to the rank below it.
+  struct OddRanks {
+    int first, last;
+  };
+  std::vector<OddRanks> odd_sets = {{s.nranks - 1, s.nranks - 1}};
+  if (s.nranks > 2) odd_sets.insert(odd_sets.end(), {{s.nranks / 2, s.nranks / 2}, {s.nranks / 2, s.nranks - 1}});
+  for (const OddRanks odd : odd_sets) {
     for (int d = 0; d < 6; ++d) {
       std::string errors = dctest::run_as_processes(
           s.nranks, {{"DEEPCOMM_TRANSPORT", s.transport}, {"DEEPCOMM_TIMEOUT", "30"}},
@@ -78,7 +83,8 @@ TEST_P(Mismatch, EveryRankGetsInvalidUsageNamingBothCalls) {
             // finish it, with the data its own call asked for, and its next calls until the
             // failing ranks' notice arrives; from then on its calls report the mismatch.
             dcResult_t r = dcSuccess;
-            while (r == dcSuccess && dctest::seconds_since(start) <= 5) r = call(comm, d, rank == odd_rank, in, out);
+            while (r == dcSuccess && dctest::seconds_since(start) <= 5)
+              r = call(comm, d, rank >= odd.first && rank <= odd.last, in, out);
             const std::string message = dcGetLastError();
             if (r != dcInvalidUsage || dctest::seconds_since(start) > 5) {
               fprintf(stderr, "rank %d (%s): result %d: %s\n", rank, kDeviations[d].name, r, message.c_str());
@@ -94,7 +100,7 @@ TEST_P(Mismatch, EveryRankGetsInvalidUsageNamingBothCalls) {
             return 0;
           },
           60);
-      EXPECT_EQ(errors, "") << kDeviations[d].name << ", odd rank " << odd_rank;
+      EXPECT_EQ(errors, "") << kDeviations[d].name << ", odd ranks " << odd.first << " to " << odd.last;
     }
   }
 }
