@@ -20,6 +20,14 @@ using namespace std::chrono_literals;
 
 dc::Engine& engine() { return dc::Engine::instance(); }
 
+// What a test's handlers write lives in shared state they hold: a handler still queued when a
+// failed expectation ends the test then writes no freed stack frame.
+template <class T>
+std::shared_ptr<std::atomic<T>> shared(T value) {
+  return std::make_shared<std::atomic<T>>(value);
+}
+using SharedFlag = std::shared_ptr<std::atomic<bool>>;
+
 // Where a handler posted now runs, waiting for it without driving (bounded).
 std::thread::id thread_running_a_post() {
   auto ran_on = std::make_shared<std::promise<std::thread::id>>();
@@ -45,7 +53,7 @@ double cpu_seconds() {
 
 // A chain of handlers, each posting the next, until one runs on the thread that drives: the engine
 // thread may run the first ones, then lets go of the baton to the caller that asked for it.
-void post_until_run_on(std::thread::id caller, std::atomic<bool>* ran_on_caller) {
+void post_until_run_on(std::thread::id caller, SharedFlag ran_on_caller) {
   engine().post([caller, ran_on_caller] {
     if (std::this_thread::get_id() == caller) *ran_on_caller = true;
     else post_until_run_on(caller, ran_on_caller);
@@ -53,9 +61,9 @@ void post_until_run_on(std::thread::id caller, std::atomic<bool>* ran_on_caller)
 }
 
 TEST(Engine, DrivingCallerRunsTheHandlers) {
-  std::atomic<bool> ran_on_caller{false};
-  post_until_run_on(std::this_thread::get_id(), &ran_on_caller);
-  EXPECT_TRUE(engine().drive_until([&] { return ran_on_caller.load(); }, Clock::now() + 5s));
+  const SharedFlag ran_on_caller = shared(false);
+  post_until_run_on(std::this_thread::get_id(), ran_on_caller);
+  EXPECT_TRUE(engine().drive_until([&] { return ran_on_caller->load(); }, Clock::now() + 5s));
 }
 
 TEST(Engine, DriveEndsAtItsDeadline) {
@@ -68,46 +76,45 @@ TEST(Engine, DriveEndsAtItsDeadline) {
 
 // After a driver let go, work posted by a thread that only waits is run by the engine thread.
 TEST(Engine, EngineThreadTakesOverWhenNobodyDrives) {
-  std::atomic<bool> ran{false};
-  engine().post([&] { ran = true; });
-  ASSERT_TRUE(engine().drive_until([&] { return ran.load(); }, Clock::now() + 5s));
+  const SharedFlag ran = shared(false);
+  engine().post([ran] { *ran = true; });
+  ASSERT_TRUE(engine().drive_until([&] { return ran->load(); }, Clock::now() + 5s));
   const std::thread::id runner = thread_running_a_post();
   EXPECT_NE(runner, std::this_thread::get_id());
   EXPECT_NE(runner, std::thread::id());
   // Without any waiter either, the engine thread resumes after the park.
-  std::atomic<bool> late{false};
-  engine().post([&] { late = true; });
-  EXPECT_TRUE(wait_for([&] { return late.load(); }, 5s)) << "a post after a driver let go was never run";
+  const SharedFlag late = shared(false);
+  engine().post([late] { *late = true; });
+  EXPECT_TRUE(wait_for([&] { return late->load(); }, 5s)) << "a post after a driver let go was never run";
 }
 
 // One thread drives at a time: a second caller does not, and its work is run by the one that does.
 TEST(Engine, SecondCallerDoesNotDriveAlongside) {
-  std::atomic<bool> release_driver{false};
-  std::atomic<bool> driving{false};
-  std::thread driver([&] {
-    engine().post([&] { driving = true; });
-    engine().drive_until([&] { return release_driver.load(); }, Clock::now() + 10s);
-  });
-  ASSERT_TRUE(wait_for([&] { return driving.load(); }, 5s));
-  std::atomic<int> concurrent{0}, most{0};
-  auto handler = [&] {
-    const int now = ++concurrent;
-    most = std::max(most.load(), now);
-    std::this_thread::sleep_for(1ms);
-    --concurrent;
+  struct State {
+    std::atomic<bool> release_driver{false}, driving{false};
+    std::atomic<int> concurrent{0}, most{0}, done{0};
   };
-  std::atomic<int> done{0};
+  const auto state = std::make_shared<State>();
+  std::thread driver([state] {
+    engine().post([state] { state->driving = true; });
+    engine().drive_until([&] { return state->release_driver.load(); }, Clock::now() + 10s);
+  });
+  EXPECT_TRUE(wait_for([&] { return state->driving.load(); }, 5s)) << "the first caller never drove";
   for (int i = 0; i < 20; ++i)
-    engine().post([&] {
-      handler();
-      ++done;
+    engine().post([state] {
+      const int now = ++state->concurrent;
+      state->most = std::max(state->most.load(), now);
+      std::this_thread::sleep_for(1ms);
+      --state->concurrent;
+      ++state->done;
     });
   // Returns false at once (another thread drives) or true once the driver ran everything.
-  const bool drove = engine().drive_until([&] { return done == 20; }, Clock::now() + 5s);
+  const bool drove = engine().drive_until([&] { return state->done == 20; }, Clock::now() + 5s);
   dc::Engine::Waiting waiting(engine());
-  EXPECT_TRUE(wait_for([&] { return done == 20; }, 10s)) << done << " of 20 ran; drive_until returned " << drove;
-  EXPECT_EQ(most, 1) << "handlers ran on two threads at once";
-  release_driver = true;
+  EXPECT_TRUE(wait_for([&] { return state->done == 20; }, 10s))
+      << state->done << " of 20 ran; drive_until returned " << drove;
+  EXPECT_EQ(state->most, 1) << "handlers ran on two threads at once";
+  state->release_driver = true;
   engine().post([] {});
   driver.join();
 }
@@ -141,10 +148,10 @@ void stop_and_wait(EndlessChain& chain) {
 TEST(Engine, DriverReturnsWhileHandlersKeepComing) {
   auto chain = std::make_shared<EndlessChain>();
   keep_posting(chain);
-  std::atomic<bool> ran_on_caller{false};
-  post_until_run_on(std::this_thread::get_id(), &ran_on_caller);
+  const SharedFlag ran_on_caller = shared(false);
+  post_until_run_on(std::this_thread::get_id(), ran_on_caller);
   auto start = Clock::now();
-  EXPECT_TRUE(engine().drive_until([&] { return ran_on_caller.load(); }, start + 20s));
+  EXPECT_TRUE(engine().drive_until([&] { return ran_on_caller->load(); }, start + 20s));
   EXPECT_LT(Clock::now() - start, 2s) << "the driver kept running handlers after its call finished";
   start = Clock::now();
   EXPECT_FALSE(engine().drive_until([] { return false; }, start + 50ms));
@@ -153,14 +160,14 @@ TEST(Engine, DriverReturnsWhileHandlersKeepComing) {
 }
 
 TEST(Engine, HandlerDoesNotDriveInsideItself) {
-  std::atomic<bool> inner_returned{false}, inner_result{true};
-  engine().post([&] {
-    inner_result = engine().drive_until([] { return false; }, Clock::now() + 1s);
-    inner_returned = true;
+  const SharedFlag inner_returned = shared(false), inner_result = shared(true);
+  engine().post([inner_returned, inner_result] {
+    *inner_result = engine().drive_until([] { return false; }, Clock::now() + 1s);
+    *inner_returned = true;
   });
   const auto start = Clock::now();
-  ASSERT_TRUE(engine().drive_until([&] { return inner_returned.load(); }, start + 5s));
-  EXPECT_FALSE(inner_result);
+  ASSERT_TRUE(engine().drive_until([&] { return inner_returned->load(); }, start + 5s));
+  EXPECT_FALSE(*inner_result);
   EXPECT_LT(Clock::now() - start, 500ms) << "a nested drive waited for its deadline";
 }
 
@@ -168,20 +175,20 @@ TEST(Engine, HandlerDoesNotDriveInsideItself) {
 // asio's call stack: a drive inside it still returns at once, on the engine thread too, where
 // waiting for the baton it holds itself would last until the deadline.
 TEST(Engine, QueuedHandlerDoesNotDriveInsideItself) {
-  std::atomic<bool> inner_returned{false}, inner_result{true};
-  std::atomic<Clock::duration> inner_took{Clock::duration::max()};
-  engine().post([&] {
-    engine().post([&] {
+  const SharedFlag inner_returned = shared(false), inner_result = shared(true);
+  const auto inner_took = shared(Clock::duration::max());
+  engine().post([=] {
+    engine().post([=] {
       const auto start = Clock::now();
-      inner_result = engine().drive_until([] { return false; }, start + 2s);
-      inner_took = Clock::now() - start;
-      inner_returned = true;
+      *inner_result = engine().drive_until([] { return false; }, start + 2s);
+      *inner_took = Clock::now() - start;
+      *inner_returned = true;
     });
   });
   dc::Engine::Waiting waiting(engine());  // the engine thread runs both
-  ASSERT_TRUE(wait_for([&] { return inner_returned.load(); }, 10s));
-  EXPECT_FALSE(inner_result);
-  EXPECT_LT(inner_took.load(), 500ms) << "a nested drive on the engine thread waited for its deadline";
+  ASSERT_TRUE(wait_for([&] { return inner_returned->load(); }, 10s));
+  EXPECT_FALSE(*inner_result);
+  EXPECT_LT(inner_took->load(), 500ms) << "a nested drive on the engine thread waited for its deadline";
 }
 
 // Handlers that a driver's handlers keep queueing for it (base/ready_handlers.h) never starve the
@@ -189,10 +196,10 @@ TEST(Engine, QueuedHandlerDoesNotDriveInsideItself) {
 TEST(Engine, HandlersQueuedByHandlersDoNotStarveTheIoContext) {
   auto chain = std::make_shared<EndlessChain>();
   keep_posting(chain);  // each link, run by the driver, queues the next for the driver itself
-  std::atomic<bool> posted_ran{false};
-  engine().post([&] { posted_ran = true; });
+  const SharedFlag posted_ran = shared(false);
+  engine().post([posted_ran] { *posted_ran = true; });
   const auto start = Clock::now();
-  EXPECT_TRUE(engine().drive_until([&] { return posted_ran.load(); }, start + 5s));
+  EXPECT_TRUE(engine().drive_until([&] { return posted_ran->load(); }, start + 5s));
   EXPECT_LT(Clock::now() - start, 2s) << "a post waited behind the driver's own queue";
   stop_and_wait(*chain);
 }
@@ -201,22 +208,22 @@ TEST(Engine, HandlersQueuedByHandlersDoNotStarveTheIoContext) {
 // engine: they all run, the ones past its last batch on the engine thread.
 TEST(Engine, HandlersADriverLeavesQueuedStillRun) {
   constexpr int kQueued = 100;
-  std::atomic<int> ran{0}, ran_elsewhere{0};
-  std::atomic<bool> queued{false};
+  const auto ran = shared(0), ran_elsewhere = shared(0);
+  const SharedFlag queued = shared(false);
   const auto caller = std::this_thread::get_id();
-  engine().post([&] {
+  engine().post([=] {
     for (int i = 0; i < kQueued; ++i)
-      engine().post([&] {
-        if (std::this_thread::get_id() != caller) ++ran_elsewhere;
-        ++ran;
+      engine().post([=] {
+        if (std::this_thread::get_id() != caller) ++*ran_elsewhere;
+        ++*ran;
       });
-    queued = true;
+    *queued = true;
   });
-  ASSERT_TRUE(engine().drive_until([&] { return queued.load(); }, Clock::now() + 5s));
+  ASSERT_TRUE(engine().drive_until([&] { return queued->load(); }, Clock::now() + 5s));
   dc::Engine::Waiting waiting(engine());
-  EXPECT_TRUE(wait_for([&] { return ran == kQueued; }, 10s))
-      << "handlers queued by the driver were lost when it let go: " << ran << " of " << kQueued << " ran";
-  EXPECT_GT(ran_elsewhere, 0) << "the driver ran every queued handler before it returned";
+  EXPECT_TRUE(wait_for([&] { return *ran == kQueued; }, 10s))
+      << "handlers queued by the driver were lost when it let go: " << *ran << " of " << kQueued << " ran";
+  EXPECT_GT(*ran_elsewhere, 0) << "the driver ran every queued handler before it returned";
 }
 
 // Waiting costs no core: neither the driving caller (blocked in epoll) nor the parked engine thread
@@ -234,23 +241,27 @@ TEST(Engine, DrivingAnIdleEngineDoesNotSpin) {
 // (kDriverCheck); `left_running` says whether the poster tells the engine. The fastest of several
 // tries: load only delays a wake-up, while an engine thread nobody woke runs the post only at its
 // look-in, in every try.
+// Holds the caller for 2 ms, in a handler passed on until it runs on the caller (the engine thread
+// may run the first ones).
+void hold_the_caller(std::thread::id caller, SharedFlag held) {
+  engine().post([caller, held] {
+    if (std::this_thread::get_id() != caller) return hold_the_caller(caller, held);
+    std::this_thread::sleep_for(2ms);
+    *held = true;
+  });
+}
+
 Clock::duration fastest_pickup_after_a_drive(bool left_running) {
   Clock::duration fastest = Clock::duration::max();
-  const std::thread::id caller = std::this_thread::get_id();
   for (int i = 0; i < 7; ++i) {
-    std::atomic<bool> drove{false};
-    std::function<void()> hold = [&] {
-      if (std::this_thread::get_id() != caller) return engine().post(hold);
-      std::this_thread::sleep_for(2ms);
-      drove = true;
-    };
-    engine().post(hold);
-    EXPECT_TRUE(engine().drive_until([&] { return drove.load(); }, Clock::now() + 5s));
-    std::atomic<bool> ran{false};
+    const SharedFlag drove = shared(false);
+    hold_the_caller(std::this_thread::get_id(), drove);
+    EXPECT_TRUE(engine().drive_until([&] { return drove->load(); }, Clock::now() + 5s));
+    const SharedFlag ran = shared(false);
     const auto posted = Clock::now();
-    engine().post([&] { ran = true; });
+    engine().post([ran] { *ran = true; });
     if (left_running) engine().work_left_running();
-    const bool picked_up = wait_for([&] { return ran.load(); }, 5s);
+    const bool picked_up = wait_for([&] { return ran->load(); }, 5s);
     EXPECT_TRUE(picked_up) << "a post after a drive was never run";
     if (picked_up) fastest = std::min(fastest, Clock::now() - posted);
   }
@@ -293,53 +304,56 @@ TEST(Engine, PassiveServiceShortensTheLookIn) {
 // drives end on what they wait for, not on a short deadline: on a loaded machine the caller may
 // get the baton late, or the core only now and then.
 TEST(Engine, DriverPollsTheHooksAndArmsThemBeforeItBlocks) {
-  std::atomic<int> polls{0}, arms{0}, settles{0};
-  const uint64_t id = dc::poll_hooks::add({[&] {
-                                             ++polls;
+  const auto polls = shared(0), arms = shared(0), settles = shared(0);
+  const uint64_t id = dc::poll_hooks::add({[polls] {
+                                             ++*polls;
                                              return false;
                                            },
-                                           [&] {
-                                             ++arms;
+                                           [arms] {
+                                             ++*arms;
                                              engine().post([] {});  // wakes the driver once it blocks
                                              return true;
                                            },
-                                           [&] { ++settles; }});
+                                           [settles] { ++*settles; }});
   const auto start = Clock::now();
-  EXPECT_TRUE(engine().drive_until([&] { return arms >= 1; }, start + 10s))
+  EXPECT_TRUE(engine().drive_until([&] { return *arms >= 1; }, start + 10s))
       << "the driver blocked without arming the hook";
   // The arm's post is queued for the driver itself (base/ready_handlers.h): it must not block past it.
   EXPECT_LT(Clock::now() - start, 2s) << "the driver blocked with a handler queued for it";
   dc::poll_hooks::remove(id);
-  EXPECT_GT(polls, 0);
-  EXPECT_EQ(settles, 1);
+  EXPECT_GT(*polls, 0);
+  EXPECT_EQ(*settles, 1);
 }
 
 // A hook whose arm says it is busy is polled on and armed again, not slept through.
 TEST(Engine, BusyHookKeepsTheDriverPolling) {
-  std::atomic<int> arms{0};
+  const auto arms = shared(0);
   const uint64_t id = dc::poll_hooks::add({[] { return false; },
-                                           [&] {
-                                             if (++arms <= 3) return false;  // busy three times
-                                             engine().post([] {});           // wakes the driver
+                                           [arms] {
+                                             if (++*arms <= 3) return false;  // busy three times
+                                             engine().post([] {});            // wakes the driver
                                              return true;
                                            },
                                            [] {}});
-  EXPECT_TRUE(engine().drive_until([&] { return arms >= 4; }, Clock::now() + 10s))
+  EXPECT_TRUE(engine().drive_until([&] { return *arms >= 4; }, Clock::now() + 10s))
       << "a hook that was busy was not armed again";
   dc::poll_hooks::remove(id);
 }
 
+// A chain of handlers until one runs on the caller (the engine thread may run the first ones), which
+// notes whether it sees the caller polling.
+void look_from_the_caller(std::thread::id caller, std::shared_ptr<std::atomic<int>> seen) {
+  engine().post([caller, seen] {
+    if (std::this_thread::get_id() == caller) *seen = dc::poll_hooks::polling_here();
+    else look_from_the_caller(caller, seen);
+  });
+}
+
 TEST(Engine, OnlyTheDriversHandlersSeeItPolling) {
-  // A chain of handlers until one runs on the driving caller (the engine thread may run the first).
-  std::atomic<int> seen{-1};
-  const std::thread::id caller = std::this_thread::get_id();
-  std::function<void()> look = [&] {
-    if (std::this_thread::get_id() == caller) seen = dc::poll_hooks::polling_here();
-    else engine().post(look);
-  };
-  engine().post(look);
-  ASSERT_TRUE(engine().drive_until([&] { return seen >= 0; }, Clock::now() + 5s));
-  EXPECT_EQ(seen, 1);
+  const auto seen = shared(-1);
+  look_from_the_caller(std::this_thread::get_id(), seen);
+  ASSERT_TRUE(engine().drive_until([&] { return *seen >= 0; }, Clock::now() + 5s));
+  EXPECT_EQ(*seen, 1);
   EXPECT_FALSE(dc::poll_hooks::polling_here()) << "still marked polling after the drive";
   auto on_engine_thread = std::make_shared<std::promise<bool>>();
   auto result = on_engine_thread->get_future();
