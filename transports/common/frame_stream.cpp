@@ -12,7 +12,6 @@
 #include <deque>
 
 #include <boost/asio/error.hpp>
-#include <boost/asio/post.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
 
@@ -25,6 +24,24 @@ namespace {
 namespace asio = boost::asio;
 using boost::system::error_code;
 
+// Frames of up to a few KiB: a read shorter than this goes through the stream's read-ahead buffer.
+constexpr size_t kReadAhead = 8 * 1024;
+
+asio::io_context& io_of(StreamSocket& socket) {
+  return static_cast<asio::io_context&>(socket.get_executor().context());
+}
+
+// Copies into op what buf[*begin, end) holds, as far as op wants; whether that completed it.
+template <class Op>
+bool take_buffered(Op& op, const char* buf, size_t* begin, size_t end) {
+  const size_t n = std::min(op.left, end - *begin);
+  std::memcpy(op.dst, buf + *begin, n);
+  *begin += n;
+  op.dst += n;
+  op.left -= n;
+  return op.left == 0;
+}
+
 // Reads through a small read-ahead buffer: one recv takes a frame's header, a small payload and
 // whatever follows, where reading each exactly (asio::async_read) cost a recv for the header, one
 // for the payload, and a speculative one before the next header that found nothing. What is left
@@ -36,10 +53,9 @@ class SocketStream : public FrameStream {
 
   void read(void* dst, size_t len, Handler done) override {
     auto op = std::make_shared<ReadOp>(ReadOp{static_cast<char*>(dst), len, std::move(done)});
-    if (take_buffered(*op) || (op->left >= kReadAhead && take_arrived(*op))) {
+    if (take_buffered(*op, ahead_.data(), &ahead_begin_, ahead_end_) || (op->left >= kReadAhead && take_arrived(*op))) {
       // Never inside read(): the channel calls read() from its own handlers.
-      auto& io = static_cast<asio::io_context&>(socket_.get_executor().context());
-      return ready_handlers::post(io, [op] { op->done(error_code()); });
+      return ready_handlers::post(io_of(socket_), [op] { op->done(error_code()); });
     }
     read_more(op);
   }
@@ -55,23 +71,11 @@ class SocketStream : public FrameStream {
   }
 
  private:
-  static constexpr size_t kReadAhead = 8 * 1024;
-
   struct ReadOp {
     char* dst;
     size_t left;
     Handler done;
   };
-
-  // Moves what the buffer holds into the read; whether that completed it.
-  bool take_buffered(ReadOp& op) {
-    const size_t n = std::min(op.left, ahead_end_ - ahead_begin_);
-    std::memcpy(op.dst, ahead_.data() + ahead_begin_, n);
-    ahead_begin_ += n;
-    op.dst += n;
-    op.left -= n;
-    return op.left == 0;
-  }
 
   // Reads what has arrived straight into a long read, without waiting; whether that completed it.
   // A payload mostly follows its header at once, but asio reads speculatively only after a recv
@@ -96,7 +100,7 @@ class SocketStream : public FrameStream {
     socket_.async_read_some(asio::buffer(ahead_), [this, op](const error_code& ec, size_t n) {
       if (ec) return op->done(ec);
       ahead_end_ = n;
-      if (take_buffered(*op)) return op->done(error_code());
+      if (take_buffered(*op, ahead_.data(), &ahead_begin_, ahead_end_)) return op->done(error_code());
       read_more(op);
     });
   }
@@ -110,7 +114,10 @@ class SocketStream : public FrameStream {
 error_code from_errno(int err) { return error_code(err, boost::system::system_category()); }
 
 // Reads and writes with recvmsg/sendmsg on the non-blocking socket, waiting for readiness through
-// the io_context when the kernel has nothing (or no room) right now.
+// the io_context when the kernel has nothing (or no room) right now. Reads go through a read-ahead
+// buffer as SocketStream's do (a short frame and its header in one recvmsg); a long rest goes
+// straight into its destination. Descriptors queue in arrival order, so one that came ahead with a
+// later frame's first byte waits for that frame.
 class UnixFdStream : public FrameStream {
  public:
   explicit UnixFdStream(StreamSocket socket) : socket_(std::move(socket)) { socket_.non_blocking(true); }
@@ -159,7 +166,7 @@ class UnixFdStream : public FrameStream {
   };
 
   void finish(Handler done, const error_code& ec) {
-    asio::post(socket_.get_executor(), [done = std::move(done), ec] { done(ec); });
+    ready_handlers::post(io_of(socket_), [done = std::move(done), ec] { done(ec); });
   }
 
   void keep_fds(msghdr& msg) {
@@ -176,8 +183,10 @@ class UnixFdStream : public FrameStream {
   }
 
   void continue_read(const std::shared_ptr<ReadOp>& op) {
-    while (op->left) {
-      iovec iov{op->dst, op->left};
+    while (!take_buffered(*op, ahead_.data(), &ahead_begin_, ahead_end_)) {
+      // The buffer is empty: a long rest straight into the destination, a short one through it.
+      const bool straight = op->left >= kReadAhead;
+      iovec iov{straight ? op->dst : ahead_.data(), straight ? op->left : ahead_.size()};
       alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxQueuedFds)];
       msghdr msg{};
       msg.msg_iov = &iov;
@@ -187,8 +196,13 @@ class UnixFdStream : public FrameStream {
       const ssize_t n = ::recvmsg(socket_.native_handle(), &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
       if (n > 0) {
         keep_fds(msg);
-        op->dst += n;
-        op->left -= static_cast<size_t>(n);
+        if (straight) {
+          op->dst += n;
+          op->left -= static_cast<size_t>(n);
+        } else {
+          ahead_begin_ = 0;
+          ahead_end_ = static_cast<size_t>(n);
+        }
         continue;
       }
       if (n == 0) return finish(std::move(op->done), asio::error::eof);
@@ -244,6 +258,9 @@ class UnixFdStream : public FrameStream {
 
   StreamSocket socket_;
   std::deque<int> received_;
+  std::array<char, kReadAhead> ahead_;
+  size_t ahead_begin_ = 0;  // ahead_[ahead_begin_, ahead_end_) arrived and is not read yet
+  size_t ahead_end_ = 0;
 };
 
 }  // namespace

@@ -24,7 +24,8 @@ class FrameStream {
   // Writes all of buffers. A descriptor `fd` >= 0 travels with their first byte (Unix sockets
   // only); the caller keeps it open until done runs.
   virtual void write(const std::vector<boost::asio::const_buffer>& buffers, int fd, Handler done) = 0;
-  // The oldest descriptor that arrived with the bytes read so far (the caller owns it), or -1.
+  // The oldest descriptor that arrived with the bytes received so far (the caller owns it), or -1:
+  // a read-ahead may have received a later frame's, which waits behind the earlier ones.
   virtual int take_fd() { return -1; }
   virtual void close() = 0;
 };
