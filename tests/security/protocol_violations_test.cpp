@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "base/memfd.h"
+#include "base/scm_rights.h"
 #include "tests/security/strangers.h"
 #include "tests/transports/two_ranks.h"
 #include "transports/common/frame_stream.h"
@@ -86,19 +87,11 @@ class RawPeer {
     h.offset = offset;
     h.aux = aux;
     iovec iov{&h, sizeof h};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+    alignas(cmsghdr) char control[kOneFdControlBytes];
     msghdr msg{};
     msg.msg_iov = &iov;
     msg.msg_iovlen = 1;
-    if (fd >= 0) {
-      msg.msg_control = control;
-      msg.msg_controllen = sizeof control;
-      cmsghdr* c = CMSG_FIRSTHDR(&msg);
-      c->cmsg_level = SOL_SOCKET;
-      c->cmsg_type = SCM_RIGHTS;
-      c->cmsg_len = CMSG_LEN(sizeof(int));
-      std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
-    }
+    if (fd >= 0) attach_fd(msg, control, fd);
     return sendmsg(raw_, &msg, MSG_NOSIGNAL) == static_cast<ssize_t>(sizeof h);
   }
   // Payload bytes; the channel may already have closed the connection over the frame before them.

@@ -18,6 +18,7 @@
 
 #include <boost/asio/io_context.hpp>
 
+#include "base/scm_rights.h"
 #include "transports/common/frame_stream.h"
 
 namespace {
@@ -49,17 +50,11 @@ class SocketStreamTest : public ::testing::TestWithParam<Kind> {
   // Sends bytes with descriptor fd on their first byte (SCM_RIGHTS).
   void send_with(const std::string& bytes, int fd) {
     iovec iov{const_cast<char*>(bytes.data()), bytes.size()};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+    alignas(cmsghdr) char control[dc::kOneFdControlBytes];
     msghdr msg{};
     msg.msg_iov = &iov;
     msg.msg_iovlen = 1;
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
-    cmsghdr* c = CMSG_FIRSTHDR(&msg);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
+    dc::attach_fd(msg, control, fd);
     ASSERT_EQ(::sendmsg(writer_, &msg, 0), ssize_t(bytes.size()));
   }
 

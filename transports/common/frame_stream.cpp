@@ -16,6 +16,7 @@
 #include <boost/asio/write.hpp>
 
 #include "base/ready_handlers.h"
+#include "base/scm_rights.h"
 
 namespace dc {
 
@@ -219,19 +220,11 @@ class UnixFdStream : public FrameStream {
 
   void continue_write(const std::shared_ptr<WriteOp>& op) {
     while (op->first < op->iov.size()) {
-      alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+      alignas(cmsghdr) char control[kOneFdControlBytes];
       msghdr msg{};
       msg.msg_iov = &op->iov[op->first];
       msg.msg_iovlen = std::min<size_t>(op->iov.size() - op->first, IOV_MAX);
-      if (op->fd >= 0) {
-        msg.msg_control = control;
-        msg.msg_controllen = sizeof control;
-        cmsghdr* c = CMSG_FIRSTHDR(&msg);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int));
-        std::memcpy(CMSG_DATA(c), &op->fd, sizeof(int));
-      }
+      if (op->fd >= 0) attach_fd(msg, control, op->fd);
       ssize_t n = ::sendmsg(socket_.native_handle(), &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
       if (n > 0) {
         op->fd = -1;  // it went with the first byte
