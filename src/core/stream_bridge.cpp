@@ -390,7 +390,8 @@ dcResult_t StreamBridge::enqueue_captured(std::vector<Part> parts) {
   std::memset(op->block, 0, word_bytes);
   op->lanes = lanes.size();
   op->parts = std::move(parts);
-  // The graph owns the block from here: released when the graph goes, freed by the issuing thread.
+  // The graph owns the block from here: released when the graph goes, freed by the issuing thread
+  // (or, once the bridge is gone, by the keeper: captured_operations.h).
   Status status = CapturedList::retain(captured_, lanes.front(), op);
   if (!status.ok()) {
     streams_.free_pinned(op->block);  // nothing refers to it yet
