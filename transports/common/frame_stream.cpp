@@ -32,16 +32,33 @@ asio::io_context& io_of(StreamSocket& socket) {
   return static_cast<asio::io_context&>(socket.get_executor().context());
 }
 
-// Copies into op what buf[*begin, end) holds, as far as op wants; whether that completed it.
-template <class Op>
-bool take_buffered(Op& op, const char* buf, size_t* begin, size_t end) {
-  const size_t n = std::min(op.left, end - *begin);
-  std::memcpy(op.dst, buf + *begin, n);
-  *begin += n;
-  op.dst += n;
-  op.left -= n;
-  return op.left == 0;
-}
+// A read of exactly `left` more bytes into dst.
+struct ReadOp {
+  char* dst;
+  size_t left;
+  FrameStream::Handler done;
+};
+
+// Bytes a stream received ahead of the reads that take them: data()[begin, end) is not read yet.
+struct ReadAhead {
+  std::array<char, kReadAhead> bytes;
+  size_t begin = 0, end = 0;
+
+  // Moves what the buffer holds into op, as far as op wants; whether that completed it.
+  bool take(ReadOp& op) {
+    const size_t n = std::min(op.left, end - begin);
+    std::memcpy(op.dst, bytes.data() + begin, n);
+    begin += n;
+    op.dst += n;
+    op.left -= n;
+    return op.left == 0;
+  }
+  // n bytes just received into the (empty) buffer.
+  void refilled(size_t n) {
+    begin = 0;
+    end = n;
+  }
+};
 
 // Reads through a small read-ahead buffer: one recv takes a frame's header, a small payload and
 // whatever follows, where reading each exactly (asio::async_read) cost a recv for the header, one
@@ -54,7 +71,7 @@ class SocketStream : public FrameStream {
 
   void read(void* dst, size_t len, Handler done) override {
     auto op = std::make_shared<ReadOp>(ReadOp{static_cast<char*>(dst), len, std::move(done)});
-    if (take_buffered(*op, ahead_.data(), &ahead_begin_, ahead_end_) || (op->left >= kReadAhead && take_arrived(*op))) {
+    if (ahead_.take(*op) || (op->left >= kReadAhead && take_arrived(*op))) {
       // Never inside read(): the channel calls read() from its own handlers.
       return ready_handlers::post(io_of(socket_), [op] { op->done(error_code()); });
     }
@@ -72,12 +89,6 @@ class SocketStream : public FrameStream {
   }
 
  private:
-  struct ReadOp {
-    char* dst;
-    size_t left;
-    Handler done;
-  };
-
   // Reads what has arrived straight into a long read, without waiting; whether that completed it.
   // A payload mostly follows its header at once, but asio reads speculatively only after a recv
   // that filled its buffer, and the read-ahead recv that took the header often did not: without
@@ -97,19 +108,17 @@ class SocketStream : public FrameStream {
       return asio::async_read(socket_, asio::buffer(op->dst, op->left),
                               [op](const error_code& ec, size_t) { op->done(ec); });
     }
-    ahead_begin_ = ahead_end_ = 0;
-    socket_.async_read_some(asio::buffer(ahead_), [this, op](const error_code& ec, size_t n) {
+    ahead_.refilled(0);
+    socket_.async_read_some(asio::buffer(ahead_.bytes), [this, op](const error_code& ec, size_t n) {
       if (ec) return op->done(ec);
-      ahead_end_ = n;
-      if (take_buffered(*op, ahead_.data(), &ahead_begin_, ahead_end_)) return op->done(error_code());
+      ahead_.refilled(n);
+      if (ahead_.take(*op)) return op->done(error_code());
       read_more(op);
     });
   }
 
   StreamSocket socket_;
-  std::array<char, kReadAhead> ahead_;
-  size_t ahead_begin_ = 0;  // ahead_[ahead_begin_, ahead_end_) arrived and is not read yet
-  size_t ahead_end_ = 0;
+  ReadAhead ahead_;
 };
 
 error_code from_errno(int err) { return error_code(err, boost::system::system_category()); }
@@ -154,11 +163,6 @@ class UnixFdStream : public FrameStream {
   }
 
  private:
-  struct ReadOp {
-    char* dst;
-    size_t left;
-    Handler done;
-  };
   struct WriteOp {
     std::vector<iovec> iov;
     size_t first = 0;  // iov[first..] still to write
@@ -184,10 +188,10 @@ class UnixFdStream : public FrameStream {
   }
 
   void continue_read(const std::shared_ptr<ReadOp>& op) {
-    while (!take_buffered(*op, ahead_.data(), &ahead_begin_, ahead_end_)) {
+    while (!ahead_.take(*op)) {
       // The buffer is empty: a long rest straight into the destination, a short one through it.
       const bool straight = op->left >= kReadAhead;
-      iovec iov{straight ? op->dst : ahead_.data(), straight ? op->left : ahead_.size()};
+      iovec iov{straight ? op->dst : ahead_.bytes.data(), straight ? op->left : ahead_.bytes.size()};
       alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxQueuedFds)];
       msghdr msg{};
       msg.msg_iov = &iov;
@@ -201,8 +205,7 @@ class UnixFdStream : public FrameStream {
           op->dst += n;
           op->left -= static_cast<size_t>(n);
         } else {
-          ahead_begin_ = 0;
-          ahead_end_ = static_cast<size_t>(n);
+          ahead_.refilled(static_cast<size_t>(n));
         }
         continue;
       }
@@ -251,9 +254,7 @@ class UnixFdStream : public FrameStream {
 
   StreamSocket socket_;
   std::deque<int> received_;
-  std::array<char, kReadAhead> ahead_;
-  size_t ahead_begin_ = 0;  // ahead_[ahead_begin_, ahead_end_) arrived and is not read yet
-  size_t ahead_end_ = 0;
+  ReadAhead ahead_;
 };
 
 }  // namespace
