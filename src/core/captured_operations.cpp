@@ -6,7 +6,6 @@
 
 #include <atomic>
 #include <cerrno>
-#include <condition_variable>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -18,7 +17,7 @@ namespace dc {
 
 namespace {
 
-void wake(int fd) {
+void ring(int fd) {
   const uint64_t one = 1;
   [[maybe_unused]] ssize_t n = write(fd, &one, sizeof one);
 }
@@ -41,7 +40,7 @@ class Keeper {
     std::lock_guard<std::mutex> lock(mutex_);
     lists_.push_back({std::move(list), until_exit});
     if (!thread_.joinable()) thread_ = std::thread(&Keeper::serve, this);
-    wake(adopted_fd_);
+    ring(adopted_fd_);
   }
 
   size_t operations() {
@@ -115,6 +114,13 @@ CapturedList::CapturedList(device::StreamQueue& streams)
 
 CapturedList::~CapturedList() { close(wake_fd_); }
 
+void CapturedList::wake() const { ring(wake_fd_); }
+
+void CapturedList::wait_for_wake(int timeout_ms) const {
+  pollfd p{wake_fd_, POLLIN, 0};
+  if (poll(&p, 1, timeout_ms) > 0) drain(wake_fd_);
+}
+
 Status CapturedList::retain(const std::shared_ptr<CapturedList>& list, device::Stream stream,
                             std::shared_ptr<CapturedBlock> op) {
   // Runs on CUDA's thread, which may make no CUDA call: it only marks the block.
@@ -123,7 +129,7 @@ Status CapturedList::retain(const std::shared_ptr<CapturedList>& list, device::S
     if (auto alive = weak.lock()) {
       std::lock_guard<std::mutex> lock(alive->mutex_);
       op->released = true;
-      wake(alive->wake_fd_);
+      alive->wake();
     }
   });
   if (!status.ok()) return status;

@@ -43,6 +43,10 @@ class CapturedList {
 
   // The eventfd the graphs' doorbells write (the bridge's issuing thread sleeps on it too).
   int wake_fd() const { return wake_fd_; }
+  // Writes it, as a doorbell does.
+  void wake() const;
+  // Waits at most timeout_ms for it to be written, then empties it.
+  void wait_for_wake(int timeout_ms) const;
 
   // Adds op, whose block the graph captured on stream now owns: released (and the list woken)
   // when the graph goes. On an error nothing was added.

@@ -1,8 +1,5 @@
 #include "src/core/stream_bridge.h"
 
-#include <poll.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -35,20 +32,6 @@ uint64_t load(const uint64_t& word) {
   return std::atomic_ref<uint64_t>(const_cast<uint64_t&>(word)).load(std::memory_order_acquire);
 }
 
-// Waits at most timeout_ms for fd to become readable, then empties it.
-void wait_and_drain(int fd, int timeout_ms) {
-  pollfd p{fd, POLLIN, 0};
-  if (poll(&p, 1, timeout_ms) > 0) {
-    uint64_t count = 0;
-    [[maybe_unused]] ssize_t n = read(fd, &count, sizeof count);
-  }
-}
-
-void wake(int fd) {
-  const uint64_t one = 1;
-  [[maybe_unused]] ssize_t n = write(fd, &one, sizeof one);
-}
-
 }  // namespace
 
 StreamBridge::StreamBridge(dcComm_t comm, device::StreamQueue& streams)
@@ -72,7 +55,7 @@ StreamBridge::~StreamBridge() {
     std::lock_guard<std::mutex> lock(mutex_);
     stopping_ = true;
   }
-  wake(wake_fd());
+  captured_->wake();
   issuer_.join();
   // Graphs that live on, and streams that never retired their operations, still ring the doorbells'
   // eventfd: the keeper holds it open (and serves the graphs' replays).
@@ -459,7 +442,7 @@ void StreamBridge::issue_loop() {
     lock.lock();
     if (stopping_) break;
     lock.unlock();
-    wait_and_drain(wake_fd(), 1000);  // doorbells and the destructor write it
+    captured_->wait_for_wake(1000);  // doorbells and the destructor write it
     lock.lock();
   }
   // Destroyed: every gate opens, and the streams get some time to leave the slots.
@@ -467,7 +450,7 @@ void StreamBridge::issue_loop() {
   const auto deadline = Clock::now() + kRetireGrace;
   for (free_retired(); !ops_.empty() && Clock::now() < deadline; free_retired()) {
     lock.unlock();
-    wait_and_drain(wake_fd(), 50);
+    captured_->wait_for_wake(50);
     lock.lock();
   }
 }
