@@ -20,11 +20,15 @@ using Clock = std::chrono::steady_clock;
 
 // How long a driving caller polls for events (yielding the core between polls) before it blocks
 // in epoll: a peer's reply due within this then costs no sleep and wake-up. With 8 ranks on 2
-// cores a small all-reduce took a third less time with these two values than with 40 us and 10 us.
+// cores a small all-reduce took a third less time with 150 us (and the stop below at 50 us) than with
+// 40 us and 10 us.
 constexpr std::chrono::microseconds kDriverSpin{150};
-// A poll and yield that took longer than this ran another thread for a long slice (a peer's
-// copies, not the next step of a chain of small messages): the core is wanted, sleep instead.
-constexpr std::chrono::microseconds kYieldedAway{50};
+// A poll and yield that took longer than this ran another thread for a long slice (a busy thread's
+// scheduler slice, about 1.5 ms on this 2-core machine, or a peer's long copies): the core is
+// wanted, sleep instead. Shorter ones ran other ranks' rounds: at 8 ranks on 2 cores a yield runs
+// three of them, often past 50 us, and a stop there put a small all-reduce's ranks to sleep
+// 4.6 times a call (docs/performance.md, "The driver's stop at a long yield").
+constexpr std::chrono::microseconds kYieldedAway{500};
 // Handlers a driving caller runs between two looks at done() and its deadline, of each kind (those
 // it queued for itself, and the io_context's). io_context::poll() would run until none is ready,
 // which is never while handlers keep becoming ready (issue 32: one re-armed on a descriptor that
