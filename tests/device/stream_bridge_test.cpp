@@ -507,29 +507,33 @@ TEST(StreamBridge, AnOperationLeftOnItsStreamKeepsTheEventfdOpen) {
         dcComm_t comm;
         if (dcCommInitRank(&comm, n, &id, rank, nullptr) != dcSuccess) return complain(rank, dcGetLastError());
         const size_t count = 256;
+        std::atomic<bool> kernel_may_end{false}, later_work_ran{false};  // outlive the queue's work
         CpuStreamQueue queue;
         const Stream stream{11};
         DeviceBytes in(queue, count * 4, 1), out(queue, count * 4, 0);
-        std::atomic<bool> kernel_may_end{false}, later_work_ran{false};
         queue.enqueue_task(stream, [&] {
           const auto deadline = Clock::now() + kSync;
           while (!kernel_may_end.load() && Clock::now() < deadline) std::this_thread::sleep_for(1ms);
         });
+        auto fail = [&](const std::string& what) {
+          kernel_may_end = true;  // the queue's destructor then need not wait for the kernel's deadline
+          return complain(rank, what);
+        };
         auto bridge = std::make_unique<StreamBridge>(comm, queue);
         if (bridge->all_reduce(in.at, out.at, count, dcFloat32, dcSum, stream) != dcSuccess)
-          return complain(rank, dcGetLastError());
+          return fail(dcGetLastError());
         queue.enqueue_task(stream, [&] { later_work_ran = true; });
         dc::kept_captured_operations();  // the keeper, and its own eventfd, exist from here
         const int eventfds = open_eventfds();
         bridge.reset();
-        if (open_eventfds() != eventfds) return complain(rank, "the doorbells' eventfd closed at the destruction");
+        if (open_eventfds() != eventfds) return fail("the doorbells' eventfd closed at the destruction");
         kernel_may_end = true;
-        if (!queue.synchronize(stream, kSync)) return complain(rank, "the stream stayed blocked at the gate");
-        if (!later_work_ran) return complain(rank, "the work after the operation did not run");
+        if (!queue.synchronize(stream, kSync)) return fail("the stream stayed blocked at the gate");
+        if (!later_work_ran) return fail("the work after the operation did not run");
         // The keeper passes its lists when the doorbell wakes it: time for that pass (on a loaded
         // machine the pass may come later, which can only hide a wrong close, never fail this).
         std::this_thread::sleep_for(100ms);
-        if (open_eventfds() != eventfds) return complain(rank, "the doorbells' eventfd closed before the exit");
+        if (open_eventfds() != eventfds) return fail("the doorbells' eventfd closed before the exit");
         dcCommDestroy(comm);
         return 0;
       },
