@@ -39,7 +39,7 @@ struct ReadOp {
   FrameStream::Handler done;
 };
 
-// Bytes a stream received ahead of the reads that take them: data()[begin, end) is not read yet.
+// Bytes a stream received ahead of the reads that take them: bytes[begin, end) is not read yet.
 struct ReadAhead {
   std::array<char, kReadAhead> bytes;
   size_t begin = 0, end = 0;
