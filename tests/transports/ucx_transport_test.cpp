@@ -155,11 +155,11 @@ std::string reused_addresses(RankContext& ctx, bool in_place) {
 #endif
 
 #ifdef DEEPCOMM_TEST_UCX_WORKER
-// Where the connection moves ordinary memory in place, a payload longer than one segment of UCX's
+// Where the connection moves ordinary memory in place, a payload longer than two segments of UCX's
 // shared memory is pulled straight into the receive (rendezvous; both buffers registered through
 // the cache), and one up to that length goes eagerly (staged: nothing registered). Over a staged
 // connection nothing is ever registered.
-std::string eager_up_to_a_segment_in_place(RankContext& ctx, bool in_place) {
+std::string eager_up_to_two_segments_in_place(RankContext& ctx, bool in_place) {
   const size_t sizes[] = {UcxChannel::kInPlaceEagerMax, UcxChannel::kInPlaceEagerMax + 1};
   uint64_t registrations[2] = {0, 0};
   for (size_t i = 0; i < std::size(sizes); ++i) {
@@ -210,9 +210,9 @@ TEST_P(UcxTwoRanks, FlushWaitsForAMessageNotYetTaken) {
 TEST_P(UcxTwoRanks, ShortAndTooLong) { EXPECT_EQ("", run(short_and_too_long)); }
 TEST_P(UcxTwoRanks, PeerKilledMidTransfer) { EXPECT_EQ("", run(peer_killed, RunOptions{true})); }
 #ifdef DEEPCOMM_TEST_UCX_WORKER
-TEST_P(UcxTwoRanks, InPlaceEagerOnlyUpToASegment) {
+TEST_P(UcxTwoRanks, InPlaceEagerOnlyUpToTwoSegments) {
   const bool in_place = !GetParam().separate_hosts;  // sm on one host; tcp between two
-  EXPECT_EQ("", run([in_place](RankContext& ctx) { return eager_up_to_a_segment_in_place(ctx, in_place); }));
+  EXPECT_EQ("", run([in_place](RankContext& ctx) { return eager_up_to_two_segments_in_place(ctx, in_place); }));
 }
 TEST_P(UcxTwoRanks, AddressesReusedAfterUnmapNeverServedStale) {
   const bool in_place = !GetParam().separate_hosts;  // sm on one host; tcp between two

@@ -42,11 +42,12 @@ class UcxChannel : public std::enable_shared_from_this<UcxChannel> {
   static constexpr size_t kEagerMax = EagerCredit::kEagerMax;
   static constexpr size_t kEagerWindow = EagerCredit::kEagerWindow;
   // Where the receiver pulls a rendezvous payload into place (one copy, by cross-memory attach or
-  // an RDMA read), a payload longer than one segment of UCX's shared-memory transport (8 KiB by
-  // default) goes by rendezvous: eagerly it took a copy into staging, fragments through UCX's
+  // an RDMA read), a payload longer than two segments of UCX's shared-memory transport (8 KiB each
+  // by default) goes by rendezvous: eagerly it took a copy into staging, fragments through UCX's
   // segments and a copy out (a 256 KiB all-reduce at 4 ranks over UCX_TLS=sm, pieces of 64 KiB,
-  // took 1.5x as long).
-  static constexpr size_t kInPlaceEagerMax = 8 * 1024;
+  // took 1.5x as long). Up to two segments the eager copies cost less than the rendezvous' round
+  // trip (a 12 KiB all-reduce at 4 ranks took 0.72 of the time; docs/performance.md).
+  static constexpr size_t kInPlaceEagerMax = 16 * 1024;
 
   UcxChannel(std::shared_ptr<UcxWorker> worker, int peer);
   ~UcxChannel();
