@@ -196,10 +196,12 @@ void Engine::drive(const std::function<bool()>& done, Clock::time_point deadline
   while (!done() && !io_.stopped()) {
     const auto now = Clock::now();
     if (now >= deadline) break;
-    // Poll epoll (without blocking) and the poll hooks, yielding the core between polls.
+    // Poll the poll hooks and epoll (without blocking), yielding the core between polls. The hooks
+    // go first: what they deliver (a UCX message that came during the yield) queues its completion
+    // here, and poll_handlers runs it before the reactor's epoll_wait, not after one.
     if (now < spin_end) {
-      const bool handled = poll_handlers() > 0;
-      if (poll_hooks::poll_all() || handled) {
+      const bool hooked = poll_hooks::poll_all();
+      if (poll_handlers() > 0 || hooked) {
         spin_end = Clock::now() + kDriverSpin;
       } else {
         sched_yield();
