@@ -1,19 +1,6 @@
 #include "device/cpu_queue.h"
 
-#include <sys/eventfd.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
-#include <string>
-
 namespace dc::device {
-
-CpuQueue::EventFd::EventFd() : fd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
-  if (fd < 0) fail(dcSystemError, std::string("DeepComm: eventfd for the CPU device queue: ") + std::strerror(errno));
-}
-
-CpuQueue::EventFd::~EventFd() { close(fd); }
 
 CpuQueue::CpuQueue(int workers) : workers_(workers < 1 ? 1 : workers) {}
 
@@ -85,11 +72,7 @@ void CpuQueue::ended(const Completion& completion, Status status, uint64_t strea
     ended_.push_back(Ended{completion, std::move(status), stream});
     ready_.fetch_add(1, std::memory_order_release);
   }
-  if (first) {
-    const uint64_t one = 1;
-    // Only EAGAIN can fail here (the counter full), and then the descriptor is readable anyway.
-    [[maybe_unused]] ssize_t n = write(event_.fd, &one, sizeof one);
-  }
+  if (first) event_.ring();
 }
 
 void CpuQueue::feed(uint64_t id, size_t available, const Status* ended_with) {
@@ -116,8 +99,7 @@ size_t CpuQueue::poll() {
   // Cleared on every call, also with nothing queued: a worker writes after it queued, so its write
   // can land after the poll() that took its completion, and readiness left behind would report the
   // descriptor readable for ever (a waiter re-arming on it would spin without end).
-  uint64_t count = 0;
-  [[maybe_unused]] ssize_t n = read(event_.fd, &count, sizeof count);
+  event_.drain();
   if (ready_.load(std::memory_order_acquire) == 0) return 0;
   std::vector<Ended> batch;
   {

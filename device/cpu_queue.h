@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/event_fd.h"
 #include "device/cpu_steps.h"
 #include "device/device_queue.h"
 #include "device/worker_pool.h"
@@ -30,7 +31,7 @@ class CpuQueue : public DeviceQueue {
   Posted post(const LocalStep& step, Stream stream, Completion completion) override;
   void feed(uint64_t id, size_t available, const Status* ended) override;
   size_t poll() override;
-  int completion_fd() const override { return event_.fd; }
+  int completion_fd() const override { return event_.fd(); }
   bool has_completions() const override { return ready_.load(std::memory_order_acquire) > 0; }
   bool element_steps_end_at_post() const override { return true; }
 
@@ -63,11 +64,7 @@ class CpuQueue : public DeviceQueue {
   void ended(const Completion& completion, Status status, uint64_t stream);
 
   // Closed last: workers joining may still write it.
-  struct EventFd {
-    EventFd();
-    ~EventFd();
-    int fd;
-  } event_;
+  EventFd event_{"the CPU device queue"};
 
   std::mutex lanes_mutex_;  // lanes_: the posting thread, workers and poll()
   std::unordered_map<uint64_t, Lane> lanes_;

@@ -1,9 +1,5 @@
 #include "bench/compress/device_codec.h"
 
-#include <poll.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
-
 #include <chrono>
 #include <cstring>
 
@@ -22,10 +18,7 @@ void check(const Status& status) {
 }  // namespace
 
 DeviceCodec::DeviceCodec(const std::string& library, const compression::Spec& spec, const std::vector<float>& x)
-    : plugin_(device::load_device_plugin(library)),
-      queue_(std::make_unique<device::PluginStreamQueue>(plugin_)),
-      wake_fd_(eventfd(0, EFD_CLOEXEC)) {
-  if (wake_fd_ < 0) fail(dcSystemError, "compress_perf: eventfd failed");
+    : plugin_(device::load_device_plugin(library)), queue_(std::make_unique<device::PluginStreamQueue>(plugin_)) {
   if (!compression::gpu::device_encodes(spec))
     fail(dcInvalidArgument,
          "compress_perf: the GPU encoder takes dense q8 and top-k specs, not '" + spec.to_string() + "'");
@@ -57,7 +50,6 @@ DeviceCodec::DeviceCodec(const std::string& library, const compression::Spec& sp
 DeviceCodec::~DeviceCodec() {
   for (void* p : device_memory_) queue_->free_device(p);
   if (doorbell_) queue_->free_pinned(doorbell_);
-  if (wake_fd_ >= 0) close(wake_fd_);
 }
 
 void* DeviceCodec::device_alloc(size_t bytes) {
@@ -70,15 +62,11 @@ void* DeviceCodec::device_alloc(size_t bytes) {
 
 // Rings the doorbell behind what the stream holds and waits for it (at most a minute).
 void DeviceCodec::synchronize() {
-  check(queue_->enqueue_doorbell(stream_, doorbell_, ++rings_, wake_fd_));
+  check(queue_->enqueue_doorbell(stream_, doorbell_, ++rings_, wake_.fd()));
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
   while (__atomic_load_n(doorbell_, __ATOMIC_ACQUIRE) < rings_) {
     if (std::chrono::steady_clock::now() > deadline) fail(dcSystemError, "compress_perf: the device stream hangs");
-    pollfd fd{wake_fd_, POLLIN, 0};
-    if (::poll(&fd, 1, 100) == 1) {
-      uint64_t count = 0;
-      [[maybe_unused]] ssize_t n = read(wake_fd_, &count, sizeof count);
-    }
+    wake_.wait_and_drain(100);
   }
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "base/event_fd.h"
 #include "compression/compression.h"
 #include "device/plugin_stream_queue.h"
 
@@ -54,7 +55,7 @@ class DeviceCodec {
   dcDeviceDecode_t decode_{};
   uint64_t* doorbell_ = nullptr;  // pinned
   uint64_t rings_ = 0;
-  int wake_fd_ = -1;
+  const EventFd wake_{"compress_perf's device stream"};
   const device::Stream stream_{1};
 };
 

@@ -1,13 +1,8 @@
 #include "src/core/captured_operations.h"
 
 #include <poll.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
 
 #include <atomic>
-#include <cerrno>
-#include <cstring>
-#include <string>
 #include <thread>
 
 #include "base/error.h"
@@ -16,16 +11,6 @@
 namespace dc {
 
 namespace {
-
-void ring(int fd) {
-  const uint64_t one = 1;
-  [[maybe_unused]] ssize_t n = write(fd, &one, sizeof one);
-}
-
-void drain(int fd) {
-  uint64_t count = 0;
-  [[maybe_unused]] ssize_t n = read(fd, &count, sizeof count);
-}
 
 // The lists of destroyed bridges whose graphs still live, served by one thread started at the
 // first adoption. Never destroyed: graphs may be replayed or dropped until the process ends.
@@ -40,7 +25,7 @@ class Keeper {
     std::lock_guard<std::mutex> lock(mutex_);
     lists_.push_back({std::move(list), until_exit});
     if (!thread_.joinable()) thread_ = std::thread(&Keeper::serve, this);
-    ring(adopted_fd_);
+    adopted_.ring();
   }
 
   size_t operations() {
@@ -60,14 +45,12 @@ class Keeper {
   // How long the thread sleeps when nothing rings: only a bound (doorbells and releases wake it).
   static constexpr int kIdlePollMs = 1000;
 
-  Keeper() : adopted_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
-    if (adopted_fd_ < 0) fail(dcSystemError, std::string("DeepComm: graph keeper: eventfd: ") + std::strerror(errno));
-  }
+  Keeper() = default;
 
   void serve() {
     pthread_setname_np(pthread_self(), "dc-graph-keeper");
     for (;;) {
-      std::vector<pollfd> fds{{adopted_fd_, POLLIN, 0}};
+      std::vector<const EventFd*> rung_by{&adopted_};
       {
         std::lock_guard<std::mutex> lock(mutex_);
         for (Kept& kept : lists_) {
@@ -81,15 +64,18 @@ class Keeper {
           }
         }
         std::erase_if(lists_, [](const Kept& kept) { return !kept.until_exit && kept.list->size() == 0; });
-        for (const Kept& kept : lists_) fds.push_back({kept.list->wake_fd(), POLLIN, 0});
+        for (const Kept& kept : lists_) rung_by.push_back(&kept.list->wake_event());
       }
+      // The lists stay alive while polled: only this thread drops them.
+      std::vector<pollfd> fds;
+      for (const EventFd* event : rung_by) fds.push_back({event->fd(), POLLIN, 0});
       if (poll(fds.data(), fds.size(), kIdlePollMs) > 0)
-        for (const pollfd& p : fds)
-          if (p.revents & POLLIN) drain(p.fd);
+        for (size_t i = 0; i < fds.size(); ++i)
+          if (fds[i].revents & POLLIN) rung_by[i]->drain();
     }
   }
 
-  const int adopted_fd_;
+  const EventFd adopted_{"the graph keeper"};
   std::mutex mutex_;
   std::vector<Kept> lists_;
   std::thread thread_;
@@ -107,19 +93,7 @@ bool CapturedBlock::rung() const {
   return true;
 }
 
-CapturedList::CapturedList(device::StreamQueue& streams)
-    : streams_(streams), wake_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
-  if (wake_fd_ < 0) fail(dcSystemError, std::string("DeepComm: stream bridge: eventfd: ") + std::strerror(errno));
-}
-
-CapturedList::~CapturedList() { close(wake_fd_); }
-
-void CapturedList::wake() const { ring(wake_fd_); }
-
-void CapturedList::wait_for_wake(int timeout_ms) const {
-  pollfd p{wake_fd_, POLLIN, 0};
-  if (poll(&p, 1, timeout_ms) > 0) drain(wake_fd_);
-}
+CapturedList::CapturedList(device::StreamQueue& streams) : streams_(streams) {}
 
 Status CapturedList::retain(const std::shared_ptr<CapturedList>& list, device::Stream stream,
                             std::shared_ptr<CapturedBlock> op) {
@@ -129,7 +103,7 @@ Status CapturedList::retain(const std::shared_ptr<CapturedList>& list, device::S
     if (auto alive = weak.lock()) {
       std::lock_guard<std::mutex> lock(alive->mutex_);
       op->released = true;
-      alive->wake();
+      alive->wake_.ring();
     }
   });
   if (!status.ok()) return status;

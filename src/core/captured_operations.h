@@ -18,6 +18,7 @@
 #include <mutex>
 #include <vector>
 
+#include "base/event_fd.h"
 #include "device/stream_queue.h"
 
 namespace dc {
@@ -37,16 +38,12 @@ class CapturedList {
  public:
   // Throws dc::Error when no eventfd can be made.
   explicit CapturedList(device::StreamQueue& streams);
-  ~CapturedList();  // closes the eventfd
   CapturedList(const CapturedList&) = delete;
   CapturedList& operator=(const CapturedList&) = delete;
 
-  // The eventfd the graphs' doorbells write (the bridge's issuing thread sleeps on it too).
-  int wake_fd() const { return wake_fd_; }
-  // Writes it, as a doorbell does.
-  void wake() const;
-  // Waits at most timeout_ms for it to be written, then empties it.
-  void wait_for_wake(int timeout_ms) const;
+  // The eventfd the graphs' doorbells write (the bridge's issuing thread sleeps on it too; the
+  // destructor closes it).
+  const EventFd& wake_event() const { return wake_; }
 
   // Adds op, whose block the graph captured on stream now owns: released (and the list woken)
   // when the graph goes. On an error nothing was added.
@@ -61,7 +58,7 @@ class CapturedList {
 
  private:
   device::StreamQueue& streams_;
-  const int wake_fd_;
+  const EventFd wake_{"a stream bridge"};
   mutable std::mutex mutex_;
   std::vector<std::shared_ptr<CapturedBlock>> ops_;  // in capture order
 };

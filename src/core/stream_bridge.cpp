@@ -55,7 +55,7 @@ StreamBridge::~StreamBridge() {
     std::lock_guard<std::mutex> lock(mutex_);
     stopping_ = true;
   }
-  captured_->wake();
+  captured_->wake_event().ring();
   issuer_.join();
   // Graphs that live on, and streams that never retired their operations, still ring the doorbells'
   // eventfd: the keeper holds it open (and serves the graphs' replays).
@@ -442,7 +442,7 @@ void StreamBridge::issue_loop() {
     lock.lock();
     if (stopping_) break;
     lock.unlock();
-    captured_->wait_for_wake(1000);  // doorbells and the destructor write it
+    captured_->wake_event().wait_and_drain(1000);  // doorbells and the destructor ring it
     lock.lock();
   }
   // Destroyed: every gate opens, and the streams get some time to leave the slots.
@@ -450,7 +450,7 @@ void StreamBridge::issue_loop() {
   const auto deadline = Clock::now() + kRetireGrace;
   for (free_retired(); !ops_.empty() && Clock::now() < deadline; free_retired()) {
     lock.unlock();
-    captured_->wait_for_wake(50);
+    captured_->wake_event().wait_and_drain(50);
     lock.lock();
   }
 }

@@ -158,7 +158,7 @@ class StreamBridge {
   // in block; the first failure stops them.
   Status copy_in(device::Stream lane, const std::vector<Part>& parts, uint8_t* block);
   Status copy_out(device::Stream lane, const std::vector<Part>& parts, uint8_t* block);
-  int wake_fd() const { return captured_->wake_fd(); }
+  int wake_fd() const { return captured_->wake_event().fd(); }
   void issue_loop();
   // Issuing thread: frees the blocks of captured operations whose graphs are gone, then runs
   // those whose doorbells rang (skipped, gates opened, once the bridge failed).
