@@ -28,6 +28,8 @@ class Keeper {
     adopted_.ring();
   }
 
+  uint64_t passes() const { return passes_.load(std::memory_order_acquire); }
+
   size_t operations() {
     std::lock_guard<std::mutex> lock(mutex_);
     size_t total = 0;
@@ -66,6 +68,7 @@ class Keeper {
         std::erase_if(lists_, [](const Kept& kept) { return !kept.until_exit && kept.list->size() == 0; });
         for (const Kept& kept : lists_) rung_by.push_back(&kept.list->wake_event());
       }
+      passes_.fetch_add(1, std::memory_order_release);
       // The lists stay alive while polled: only this thread drops them.
       std::vector<pollfd> fds;
       for (const EventFd* event : rung_by) fds.push_back({event->fd(), POLLIN, 0});
@@ -78,6 +81,7 @@ class Keeper {
   const EventFd adopted_{"the graph keeper"};
   std::mutex mutex_;
   std::vector<Kept> lists_;
+  std::atomic<uint64_t> passes_{0};
   std::thread thread_;
 };
 
@@ -143,5 +147,7 @@ void keep_after_bridge(std::shared_ptr<CapturedList> list, bool until_exit) {
 }
 
 size_t kept_captured_operations() { return Keeper::instance().operations(); }
+
+uint64_t keeper_passes() { return Keeper::instance().passes(); }
 
 }  // namespace dc

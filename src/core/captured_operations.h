@@ -70,5 +70,9 @@ class CapturedList {
 void keep_after_bridge(std::shared_ptr<CapturedList> list, bool until_exit);
 // Captured operations of destroyed bridges whose graphs still live (their pinned blocks held).
 size_t kept_captured_operations();
+// How many passes over its lists the keeper thread has finished (it passes them when a doorbell or
+// an adoption wakes it, and at least once a second): a pass that starts after a doorbell rang has
+// ended once this grew by two.
+uint64_t keeper_passes();
 
 }  // namespace dc

@@ -530,9 +530,12 @@ TEST(StreamBridge, AnOperationLeftOnItsStreamKeepsTheEventfdOpen) {
         kernel_may_end = true;
         if (!queue.synchronize(stream, kSync)) return fail("the stream stayed blocked at the gate");
         if (!later_work_ran) return fail("the work after the operation did not run");
-        // The keeper passes its lists when the doorbell wakes it: time for that pass (on a loaded
-        // machine the pass may come later, which can only hide a wrong close, never fail this).
-        std::this_thread::sleep_for(100ms);
+        // The doorbell rang: wait for a pass of the keeper that started after it (where a wrong
+        // close would happen).
+        const uint64_t passes = dc::keeper_passes();
+        const auto deadline = Clock::now() + kSync;
+        while (dc::keeper_passes() < passes + 2 && Clock::now() < deadline) std::this_thread::sleep_for(1ms);
+        if (dc::keeper_passes() < passes + 2) return fail("the keeper made no pass after the doorbell");
         if (open_eventfds() != eventfds) return fail("the doorbells' eventfd closed before the exit");
         dcCommDestroy(comm);
         return 0;
