@@ -39,6 +39,7 @@ bool members_span_hosts(const PlanRequest& request, const std::vector<int>& memb
 void build_ring_allreduce(BuildSpace& space);
 void build_direct_allreduce(BuildSpace& space);
 void build_tree_allreduce(BuildSpace& space);
+void build_doubling_allreduce(BuildSpace& space);
 void build_dbtree_allreduce(BuildSpace& space);
 void build_hierarchical_allreduce(BuildSpace& space);
 void build_hierarchical_allgather(BuildSpace& space);
@@ -68,6 +69,13 @@ int direct_owned_segment(int member, int n);
 Traffic ring_allreduce_traffic(const PlanRequest& request, const std::vector<int>& members);
 Traffic direct_allreduce_traffic(const PlanRequest& request, const std::vector<int>& members);
 Traffic tree_allreduce_traffic(const PlanRequest& request, const std::vector<int>& members);
+Traffic doubling_allreduce_traffic(const PlanRequest& request, const std::vector<int>& members);
+// Recursive doubling sends the whole vector in every round: past this size its rounds cost more
+// than the tree's extra hops (4 ranks on 2 cores, UCX and TCP: even at 32-64 KiB, 1.13-1.34 times
+// the time at 128-256 KiB; docs/performance.md), though the cost model, which prices a message's
+// CPU by count alone, would still pick it.
+constexpr uint64_t kDoublingMaxBytes = 32 << 10;
+bool doubling_allreduce_applicable(const PlanRequest& request, const std::vector<int>& members);
 Traffic dbtree_allreduce_traffic(const PlanRequest& request, const std::vector<int>& members);
 Traffic hierarchical_allreduce_traffic(const PlanRequest& request, const std::vector<int>& members);
 bool hierarchical_allreduce_applicable(const PlanRequest& request, const std::vector<int>& members);

@@ -24,6 +24,8 @@ const std::vector<Generator>& generator_registry() {
       {"ring", dcCollAllReduce, any_members, build_ring_allreduce, ring_allreduce_traffic},
       {"direct", dcCollAllReduce, members_share_memory, build_direct_allreduce, direct_allreduce_traffic},
       {"tree", dcCollAllReduce, any_members, build_tree_allreduce, tree_allreduce_traffic},
+      {"doubling", dcCollAllReduce, doubling_allreduce_applicable, build_doubling_allreduce,
+       doubling_allreduce_traffic},
       {"dbtree", dcCollAllReduce, members_span_hosts, build_dbtree_allreduce, dbtree_allreduce_traffic},
       {"hierarchical", dcCollAllReduce, hierarchical_allreduce_applicable, build_hierarchical_allreduce,
        hierarchical_allreduce_traffic},

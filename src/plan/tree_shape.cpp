@@ -61,16 +61,17 @@ double tree_alpha_seconds(const ClusterView& view, const std::vector<int>& membe
   return longest_chain(tree, alpha) + (chunks - 1) * slowest_edge(tree, alpha);
 }
 
+double edge_transfer_seconds(const ClusterView& view, int x, int y, double bytes) {
+  // Over shared memory the receiver copies the bytes (read and write).
+  const double rate = !view.same_host(x, y)  ? view.tier_between(x, y).bandwidth_Bps
+                      : view.shared_memory() ? view.rank_memory_bandwidth() / 2
+                                             : view.intra_host().bandwidth_Bps;
+  return bytes / rate;
+}
+
 double tree_fill_seconds(const ClusterView& view, const std::vector<int>& members, const Tree& tree,
                          double chunk_bytes) {
-  // A chunk's time on an edge: over shared memory the receiver copies it (read and write).
-  auto transfer = [&](int a, int b) {
-    const int x = members[a], y = members[b];
-    const double rate = !view.same_host(x, y)  ? view.tier_between(x, y).bandwidth_Bps
-                        : view.shared_memory() ? view.rank_memory_bandwidth() / 2
-                                               : view.intra_host().bandwidth_Bps;
-    return chunk_bytes / rate;
-  };
+  auto transfer = [&](int a, int b) { return edge_transfer_seconds(view, members[a], members[b], chunk_bytes); };
   return longest_chain(tree, transfer) - slowest_edge(tree, transfer);
 }
 

@@ -18,6 +18,9 @@ struct Tree {
 // The tree whose position r has parent[r] (-1 for the root).
 Tree tree_from_parents(const std::vector<int>& parent);
 
+// The time `bytes` take from rank x to rank y, on their tier's link or through memory.
+double edge_transfer_seconds(const ClusterView& view, int x, int y, double bytes);
+
 // What a pipelined all-reduce through the tree adds to its link loads, positions mapped to ranks
 // by `members`, the message cut into `chunks` chunks:
 // the α of the longest chain of messages for one chunk (a member folds its children one after

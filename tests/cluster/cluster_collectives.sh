@@ -4,7 +4,8 @@
 # and rank 3 on the second). Also checks that each rank ran in its host's namespace and that the
 # all-reduce's bytes crossed every host's link (TCP between hosts, not shared memory).
 # With FORCED, the hierarchical plans of all-reduce, all-gather, reduce-scatter, broadcast and
-# reduce, and the double binary tree all-reduce, run once more by DEEPCOMM_ALGO.
+# reduce, and the double binary tree and recursive-doubling all-reduces, run once more by
+# DEEPCOMM_ALGO (doubling up to its 32 KiB, the choice of the model beyond).
 #   usage: cluster_collectives.sh DC_CLUSTER DEEPCOMM_RUN BENCH_DIR LAYOUT [FORCED]
 set -u
 DC_CLUSTER=$1 launcher=$2 bench=$3 layout=$4 forced=${5:-}
@@ -57,7 +58,7 @@ for collective in all_reduce all_gather broadcast reduce reduce_scatter alltoall
   fi
 done
 if [ -n "$forced" ]; then
-  for run_spec in all_reduce:hierarchical all_reduce:dbtree all_gather:hierarchical reduce_scatter:hierarchical \
+  for run_spec in all_reduce:hierarchical all_reduce:dbtree all_reduce:doubling all_gather:hierarchical reduce_scatter:hierarchical \
       broadcast:hierarchical reduce:hierarchical; do
     collective=${run_spec%%:*} algorithm=${run_spec#*:}
     out=$(DEEPCOMM_ALGO=$algorithm run "$bench/${collective}_perf" -b 12 -e 2M -f 20 -n 2 -w 1 -c 1 2>&1)

@@ -120,7 +120,7 @@ const dcCollective_t kCollectives[] = {dcCollAllReduce, dcCollAllGather, dcCollR
                                        dcCollReduce,    dcCollAlltoAll,  dcCollGather,        dcCollScatter};
 
 std::vector<std::string> algorithms_for(dcCollective_t c) {
-  if (c == dcCollAllReduce) return {"", "hierarchical", "ring", "dbtree", "tree"};
+  if (c == dcCollAllReduce) return {"", "hierarchical", "ring", "dbtree", "tree", "doubling"};
   if (c == dcCollAllGather || c == dcCollReduceScatter || c == dcCollBroadcast || c == dcCollReduce)
     return {"", "hierarchical"};
   return {""};
@@ -195,7 +195,9 @@ TEST(FakeClusters, AnalyticalTrafficMatchesTheMaterializedPlans) {
         q.chunk_bytes = 1ull << 30;  // one chunk: the latencies are the formulas' too
         q.cluster = cluster.view;
         // Dense requests only: compressed plans are checked in compressed_plan_test.
-        if (g.collective != c || g.compressed || !g.applicable(q, everyone)) continue;
+        if (g.collective != c || g.compressed) continue;
+        if (!g.applicable(q, everyone)) q.count = 840;  // small all-reduces only (doubling)
+        if (!g.applicable(q, everyone)) continue;
         SCOPED_TRACE(std::string(collective_name(c)) + " " + g.name);
         q.algorithms = AlgorithmFilter::only(g.name);
         const Traffic formula = g.traffic(q, everyone);
@@ -208,11 +210,11 @@ TEST(FakeClusters, AnalyticalTrafficMatchesTheMaterializedPlans) {
         // One chunk: every message of the plans is one the formula counts.
         EXPECT_FALSE(plans.host_message_ends().empty());
         EXPECT_EQ(formula.host_message_ends(), plans.host_message_ends());
-        // The tree's formula, and the ring all-gather's (a block travels n-1 edges), walk the
-        // dependencies exactly. The ring's reductions are paced by the slowest edge at every step;
+        // The trees' formulas, recursive doubling's (each round's slowest pair), and the ring
+        // all-gather's (a block travels n-1 edges), walk the dependencies exactly. The ring's reductions are paced by the slowest edge at every step;
         // the plans let steps over faster edges run up to a step ahead, so the formula may be
         // slower, never faster.
-        const bool exact = name == "dbtree" || (name == "ring" && c == dcCollAllGather);
+        const bool exact = name == "dbtree" || name == "doubling" || (name == "ring" && c == dcCollAllGather);
         if (exact) EXPECT_NEAR(formula.latency_seconds(), plans.latency_seconds(), 1e-9);
         else if (name == "ring") {
           EXPECT_GE(formula.latency_seconds(), plans.latency_seconds() - 1e-9);

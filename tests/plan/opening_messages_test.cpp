@@ -40,7 +40,7 @@ void expect_ends_agree(const PlanRequest& q, const std::string& what) {
 
 TEST(OpeningMessages, BothEndsOfEveryEdgeDecideAlike) {
   const std::vector<std::pair<dcCollective_t, std::vector<std::string>>> cases = {
-      {dcCollAllReduce, {"", "ring", "tree", "direct", "hierarchical"}},
+      {dcCollAllReduce, {"", "ring", "tree", "doubling", "direct", "hierarchical"}},
       {dcCollBroadcast, {""}},
       {dcCollReduce, {""}},
       {dcCollAllGather, {""}},

@@ -80,7 +80,7 @@ const std::vector<TypeOp> kReductionTypes = {{dcFloat32, dcSum}, {dcInt32, dcMax
 const std::vector<TypeOp> kMovementTypes = {{dcFloat32, dcSum}, {dcFloat64, dcSum}};
 
 TEST(PlanSimulation, AllReduceEveryAlgorithmAndChosen) {
-  sweep(dcCollAllReduce, kReductionTypes, {"ring", "tree", "dbtree", "direct", "hierarchical", ""});
+  sweep(dcCollAllReduce, kReductionTypes, {"ring", "tree", "doubling", "dbtree", "direct", "hierarchical", ""});
 }
 TEST(PlanSimulation, Reduce) { sweep(dcCollReduce, kReductionTypes, {"", "hierarchical"}); }
 TEST(PlanSimulation, ReduceScatter) { sweep(dcCollReduceScatter, kReductionTypes, {"", "hierarchical"}); }

@@ -116,6 +116,14 @@ TEST(Selector, SameChoicesAsBeforeOnOneHost) {
       // tree and ring tie on latency; the tree's chain is three messages against the direct plan's
       // two rounds of two, and with the flat board off (DEEPCOMM_FLAT_BYTES=0, 3 runs of
       // all_reduce_perf -n 200, 8 B-32 KiB) the tree measured as fast or faster.
+      // Up to kDoublingMaxBytes recursive doubling, which the old rule did not know, runs where its
+      // chain of exchanges is shorter than the tree's: log2(n) against 2 log2(n) where n is a power
+      // of two; elsewhere the fold adds two (at n = 3, 3 against the tree's 3).
+      if (bytes <= kDoublingMaxBytes) {
+        if ((n & (n - 1)) == 0 && bytes < kDoublingMaxBytes) EXPECT_EQ(now, "doubling");
+        else EXPECT_TRUE(now == "doubling" || now == "tree" || now == "direct") << now;
+        continue;
+      }
       const bool near_crossover = bytes * 4 > crossover && bytes < 8 * crossover;
       if (near_crossover || (n == 3 && bytes <= (128u << 10))) {
         EXPECT_TRUE(now == "tree" || now == "direct") << now;
@@ -137,10 +145,29 @@ TEST(Selector, SameChoicesAsBeforeOnOneHost) {
   }
 }
 
-TEST(Selector, OverSocketsOnOneHostTreeForSmallRingForLarge) {
-  EXPECT_EQ(chosen(request(dcCollAllReduce, 8, 1024, ClusterView::one_host(8, false))), "tree");
+TEST(Selector, OverSocketsOnOneHostDoublingForSmallRingForLarge) {
+  EXPECT_EQ(chosen(request(dcCollAllReduce, 8, 1024, ClusterView::one_host(8, false))), "doubling");
   EXPECT_EQ(chosen(request(dcCollAllReduce, 8, 64 << 20, ClusterView::one_host(8, false))), "ring");
-  EXPECT_EQ(chosen(request(dcCollAllReduce, 2, 16, ClusterView::one_host(2, false))), "ring");
+  EXPECT_EQ(chosen(request(dcCollAllReduce, 2, 16, ClusterView::one_host(2, false))), "doubling");
+}
+
+// One host of 2 cores: each message end costs CPU time that the ranks queue for. Recursive
+// doubling sends log2(n) messages a rank against the tree's two: at 8 ranks its 24 messages cost
+// more than the tree's 4 extra hops (measured 1.10-1.18 times the tree's time over TCP, about
+// even over UCX), at 4 ranks and 2 they cost less (docs/performance.md).
+TEST(Selector, OversubscribedHostKeepsTheTreeAtEightRanks) {
+  for (int n : {2, 4, 8}) {
+    ClusterInputs in;
+    for (int r = 0; r < n; ++r) {
+      in.host_ids.push_back("vm");
+      topo::NodeSummary node;
+      node.host = "vm";
+      node.cores = 2;
+      in.nodes.push_back(node);
+    }
+    in.shared_memory = false;
+    EXPECT_EQ(chosen(request(dcCollAllReduce, n, 64, ClusterView::build(in))), n == 8 ? "tree" : "doubling") << n;
+  }
 }
 
 TEST(Selector, HierarchicalAcrossHosts) {
@@ -179,14 +206,15 @@ TEST(Selector, HierarchicalOnUnevenHostsMovesTheBoundAcrossEachLink) {
 }
 
 TEST(Selector, DoubleBinaryTreeForSmallMessagesBetweenHosts) {
-  // One rank per host, so only the flat plans apply. At a few bytes the binomial tree's longest
-  // chain (8 messages at 16 ranks) is shorter than the double binary tree's (11); at 64 KiB the
+  // One rank per host, so only the flat plans apply. At a few bytes recursive doubling's 4
+  // exchanges are the shortest chain (the binomial tree's is 8 messages at 16 ranks, the double
+  // binary tree's 11); at 64 KiB, past recursive doubling's size, the
   // double binary tree's halves win (the binomial root moves the whole message to and from 4
   // children); from 256 KiB the ring, since a tree's chunk of up to 1 MiB crosses every edge of
   // its chain one after another (the pipeline fill).
   // Inside one host it does not apply (NCCL runs it between nodes).
   const auto cluster = ClusterView::blocks(16, 1, true);
-  EXPECT_EQ(chosen(request(dcCollAllReduce, 16, 8, cluster)), "tree");
+  EXPECT_EQ(chosen(request(dcCollAllReduce, 16, 8, cluster)), "doubling");
   EXPECT_EQ(chosen(request(dcCollAllReduce, 16, 64 << 10, cluster)), "dbtree");
   EXPECT_EQ(chosen(request(dcCollAllReduce, 16, 256 << 10, cluster)), "ring");
   EXPECT_EQ(chosen(request(dcCollAllReduce, 16, 64 << 20, cluster)), "ring");
