@@ -39,16 +39,6 @@ int member_of(int v, const Doubling& d) { return v < d.rem ? 2 * v + 1 : v + d.r
 int participant_of(int member, const Doubling& d) { return member < 2 * d.rem ? member / 2 : member - d.rem; }
 bool sits_out(int member, const Doubling& d) { return member < 2 * d.rem && member % 2 == 0; }
 
-Step reduce(BufRef a, BufRef b, BufRef dst, uint64_t count) {
-  Step s;
-  s.kind = StepKind::Reduce;
-  s.src = a;
-  s.aux = b;
-  s.dst = dst;
-  s.count = count;
-  return s;
-}
-
 // One chunk's partial result on this member while the plan is built: where it is, the step that
 // last wrote it and the sends that read it since.
 struct Partial {

@@ -41,6 +41,16 @@ Step recv_reduce(int peer, uint32_t tag, BufRef src, BufRef dst, BufRef aux, uin
   return s;
 }
 
+Step reduce(BufRef a, BufRef b, BufRef dst, uint64_t count) {
+  Step s;
+  s.kind = StepKind::Reduce;
+  s.src = a;
+  s.aux = b;
+  s.dst = dst;
+  s.count = count;
+  return s;
+}
+
 Step copy(BufRef src, BufRef dst, uint64_t count) {
   Step s;
   s.kind = StepKind::Copy;

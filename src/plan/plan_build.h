@@ -24,6 +24,8 @@ Step send(int peer, uint32_t tag, BufRef src, uint64_t count);
 Step recv(int peer, uint32_t tag, BufRef dst, uint64_t count);
 // Receives into aux, then dst = src op aux.
 Step recv_reduce(int peer, uint32_t tag, BufRef src, BufRef dst, BufRef aux, uint64_t count);
+// dst = a op b (local).
+Step reduce(BufRef a, BufRef b, BufRef dst, uint64_t count);
 Step copy(BufRef src, BufRef dst, uint64_t count);
 Step finalize(BufRef dst, uint64_t count);
 
