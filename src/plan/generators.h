@@ -71,9 +71,9 @@ Traffic direct_allreduce_traffic(const PlanRequest& request, const std::vector<i
 Traffic tree_allreduce_traffic(const PlanRequest& request, const std::vector<int>& members);
 Traffic doubling_allreduce_traffic(const PlanRequest& request, const std::vector<int>& members);
 // Recursive doubling sends the whole vector in every round: past this size its rounds cost more
-// than the tree's extra hops (4 ranks on 2 cores, UCX and TCP: even at 32-64 KiB, 1.13-1.34 times
-// the time at 128-256 KiB; docs/performance.md), though the cost model, which prices a message's
-// CPU by count alone, would still pick it.
+// than the tree's extra hops (4 ranks on 2 cores: even with the tree at 32-64 KiB; at 128-256 KiB
+// up to 1.34 times the time of the plan chosen without it; docs/performance.md), though the cost
+// model, which prices a message's CPU by count alone, would still pick it.
 constexpr uint64_t kDoublingMaxBytes = 32 << 10;
 bool doubling_allreduce_applicable(const PlanRequest& request, const std::vector<int>& members);
 Traffic dbtree_allreduce_traffic(const PlanRequest& request, const std::vector<int>& members);
