@@ -39,12 +39,11 @@ int member_of(int v, const Doubling& d) { return v < d.rem ? 2 * v + 1 : v + d.r
 int participant_of(int member, const Doubling& d) { return member < 2 * d.rem ? member / 2 : member - d.rem; }
 bool sits_out(int member, const Doubling& d) { return member < 2 * d.rem && member % 2 == 0; }
 
-// One chunk's partial result on this member while the plan is built: where it is, the step that
-// last wrote it and the sends that read it since.
+// One chunk's partial result on this member while the plan is built: where it is and the step
+// that last wrote it.
 struct Partial {
   BufRef at;
   std::optional<uint32_t> written;
-  std::vector<uint32_t> readers;
 };
 
 }  // namespace
@@ -77,25 +76,25 @@ void build_doubling_allreduce(BuildSpace& sp) {
   const int v = participant_of(self, d);
   for (size_t j = 0; j < chunks.size(); ++j) {
     const Range& c = chunks[j];
-    Partial mine{sp.input(c.offset), std::nullopt, {}};
+    Partial mine{sp.input(c.offset), std::nullopt};
     std::optional<uint32_t> slot_reader[kSlots];
     uint64_t next_slot = 0;
     // Receives the peer's partial (sending ours first when `swap`) and combines it with ours into
     // the output, the lower member's partial first.
     auto combine = [&](int peer, uint64_t phase, bool swap) {
       const uint32_t tag = sp.tag(phase, per_phase, j);
-      if (swap) mine.readers.push_back(sp.add(send(sp.peer(peer), tag, mine.at, c.count), after(mine.written)));
+      std::vector<uint32_t> deps;  // the output is written: after our send has read it
+      if (swap) deps.push_back(sp.add(send(sp.peer(peer), tag, mine.at, c.count), after(mine.written)));
       const uint64_t slot = next_slot++ % kSlots;
       const BufRef theirs = sp.scratch(slot * sp.count + c.offset);
       const uint32_t got = sp.add(recv(sp.peer(peer), tag, theirs, c.count), after(slot_reader[slot]));
-      std::vector<uint32_t> deps = mine.readers;  // the output is written: after every read of it
       deps.push_back(got);
       if (mine.written) deps.push_back(*mine.written);
       const bool peer_lower = peer < self;
       const uint32_t combined = sp.add(
           reduce(peer_lower ? theirs : mine.at, peer_lower ? mine.at : theirs, sp.output(c.offset), c.count), deps);
       slot_reader[slot] = combined;
-      mine = Partial{sp.output(c.offset), combined, {}};
+      mine = Partial{sp.output(c.offset), combined};
     };
     if (self < 2 * d.rem) combine(self - 1, 0, false);
     for (int k = 0; k < d.rounds; ++k) combine(member_of(v ^ (1 << k), d), 1 + k, true);

@@ -210,10 +210,10 @@ TEST(FakeClusters, AnalyticalTrafficMatchesTheMaterializedPlans) {
         // One chunk: every message of the plans is one the formula counts.
         EXPECT_FALSE(plans.host_message_ends().empty());
         EXPECT_EQ(formula.host_message_ends(), plans.host_message_ends());
-        // The trees' formulas, recursive doubling's (each round's slowest pair), and the ring
-        // all-gather's (a block travels n-1 edges), walk the dependencies exactly. The ring's reductions are paced by the slowest edge at every step;
-        // the plans let steps over faster edges run up to a step ahead, so the formula may be
-        // slower, never faster.
+        // The trees' formulas, recursive doubling's (when each member's partial is ready), and the
+        // ring all-gather's (a block travels n-1 edges), walk the dependencies exactly. The ring's
+        // reductions are paced by the slowest edge at every step; the plans let steps over faster
+        // edges run up to a step ahead, so the formula may be slower, never faster.
         const bool exact = name == "dbtree" || name == "doubling" || (name == "ring" && c == dcCollAllGather);
         if (exact) EXPECT_NEAR(formula.latency_seconds(), plans.latency_seconds(), 1e-9);
         else if (name == "ring") {

@@ -2,8 +2,7 @@
 // tool uses at scale), less the trees' pipeline fill, against the price of its materialized plans,
 // 4 KiB to 16 MiB. The tolerances are what the model achieves today, stated per algorithm:
 //   dbtree, tree  within 5%: their formulas walk the plans' chains of messages.
-//   doubling      within 5%: its formula takes each round's slowest pair, as the chain through
-//                 the plans meets it.
+//   doubling      within 5%: its formula walks the plans' chain of exchanges.
 //   ring          0.95x to 1.5x: the formula paces every step by the slowest edge; the plans let
 //                 steps over faster edges run ahead (as tests/plan/cluster_plans_test.cpp says).
 //   hierarchical  within 25% (within 8% except with 4 ranks per host on one network tier, where the
