@@ -120,6 +120,11 @@ class Connection {
   // staging memory (made again by the next transfer needing it): communicator suspend. Returns
   // the bytes released. Engine thread only.
   virtual size_t release_idle_memory() { return 0; }
+  // What of this connection outlives it in the engine's pending handlers (its channel, freed once
+  // the handlers that a close aborted have run): expired when all of it is freed. Empty where
+  // nothing does, or where what remains may be held outside the engine for good (a UCX channel that
+  // a failure closed: UCX keeps requests to a dead peer until its worker goes). Engine thread only.
+  virtual std::weak_ptr<const void> remains() const { return {}; }
   // Memory shared with the peer process (the shm transport; false/-1 elsewhere). pass_memory hands
   // the peer a sealed memfd of `bytes` under `key` (the caller keeps its own descriptor);
   // receive_memory calls done with the memfd the peer passed under `key`, checked to be sealed and
@@ -151,6 +156,10 @@ class Transport {
     return MemoryRegistration{addr, size, nullptr};
   }
   virtual void deregister_memory(MemoryRegistration&) {}
+  // What of this transport outlives it in the engine's pending handlers (its listener, shut down
+  // by a handler it posts when destroyed): expired when all of it is freed. Empty where nothing
+  // does. Engine thread only.
+  virtual std::weak_ptr<const void> remains() const { return {}; }
 };
 
 struct TransportOptions {

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <thread>
 
 #include "base/log.h"
@@ -17,6 +18,7 @@
 #include "src/exec/comm_failure.h"
 #include "src/exec/engine.h"
 #include "src/exec/engine_call.h"
+#include "src/exec/links_release.h"
 #include "src/exec/operation.h"
 
 namespace dc {
@@ -26,6 +28,9 @@ namespace {
 // How long abort waits for calls and operations on the communicator to end before it gives up
 // freeing it (they were failed; they end at once unless a thread is stuck outside the library).
 constexpr int kAbortWaitMs = 5000;
+// How long destroy waits for the engine to free the connections: a few handlers' turns, not a
+// peer's answer (warned about past it, as the memory then goes later).
+constexpr int kReleaseWaitMs = 5000;
 
 // The fields of a caller's dcConfig_t, read only as far as its size says.
 const char* user_comm_name(const dcConfig_t* config) {
@@ -49,12 +54,20 @@ void adopt_config(dcComm* comm, const Config& config) {
   comm->exec.engine_timeout_ms = config.connect_timeout_ms;
 }
 
-// Frees a communicator whose operations all ended.
+// Frees a communicator whose operations all ended. Destroy returns with its memory given back: when
+// no other communicator shares its connections, the engine has freed them (bounded wait).
 void release(dcComm* comm) {
   if (comm->exec.links) release_registrations(comm);
-  call_on_engine([comm] { stop_control_channel(&comm->exec); }, comm->config.connect_timeout_ms,
-                 "stopping the control channel");
+  std::optional<LinksRelease> links;
+  call_on_engine(
+      [comm, &links] {
+        stop_control_channel(&comm->exec);
+        links.emplace(comm->exec.links);
+      },
+      comm->config.connect_timeout_ms, "stopping the control channel");
   delete comm;
+  if (!links->wait(std::chrono::steady_clock::now() + std::chrono::milliseconds(kReleaseWaitMs)))
+    DC_WARN("comm destroy: the engine had not freed the connections after %d ms; they are freed later", kReleaseWaitMs);
 }
 
 uint64_t mix(uint64_t a, uint64_t b) {

@@ -205,6 +205,7 @@ class OwnedConnection : public Connection {
   TransportCounters counters() const override { return channel_->counters(); }
   size_t held_bytes() const override { return channel_->held_bytes(); }
   size_t release_idle_memory() override { return channel_->release_idle_memory(); }
+  std::weak_ptr<const void> remains() const override { return channel_; }
   MessageChannel& channel() { return *channel_; }
 
  private:

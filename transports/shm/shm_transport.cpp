@@ -114,6 +114,7 @@ class ShmTransport : public Transport {
     boost::asio::post(io_, [connector] { connector->shutdown(); });
   }
 
+  std::weak_ptr<const void> remains() const override { return connector_; }
   const char* name() const override { return "shm"; }
   std::string address() const override { return address_; }
 

@@ -101,6 +101,7 @@ class TcpTransport : public Transport {
     boost::asio::post(io_, [connector] { connector->shutdown(); });
   }
 
+  std::weak_ptr<const void> remains() const override { return connector_; }
   const char* name() const override { return "tcp"; }
   std::string address() const override { return address_; }
 

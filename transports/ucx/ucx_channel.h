@@ -63,6 +63,7 @@ class UcxChannel : public std::enable_shared_from_this<UcxChannel> {
   void send(const Tag& tag, const void* buf, size_t len, Completion done);
   void recv(const Tag& tag, void* buf, size_t capacity, Completion done);
   void close(const Status& status);
+  bool closed() const { return closed_; }
   void flush(std::function<void()> done);
   void cancel(uint64_t comm, uint64_t seq);
   TransportCounters counters() const { return completions_.counters(); }

@@ -120,6 +120,9 @@ class UcxConnection : public Connection {
   const char* transport_name() const override { return "ucx"; }
   TransportCounters counters() const override { return channel_->counters(); }
   size_t release_idle_memory() override { return channel_->release_idle_memory(); }
+  std::weak_ptr<const void> remains() const override {
+    return channel_->closed() ? std::weak_ptr<const void>() : std::weak_ptr<const void>(channel_);
+  }
 
  private:
   std::shared_ptr<UcxChannel> channel_;
@@ -151,6 +154,7 @@ class UcxTransport : public Transport {
     boost::asio::post(io_, [connector] { connector->shutdown(); });
   }
 
+  std::weak_ptr<const void> remains() const override { return connector_; }
   const char* name() const override { return "ucx"; }
   std::string address() const override { return address_; }
 
