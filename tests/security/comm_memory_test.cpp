@@ -9,8 +9,8 @@
 //   levels ~420 KiB apart by chance, and a window of them all at the upper level failed the check
 //   below (2026-12-07, CI).
 // - Nothing is kept: after two warm-up rounds (process-wide state made on first use), the lowest
-//   of the last kWindow first samples may exceed the lowest of the first kWindow by at most
-//   kSlackBytes. Memory kept raises every later sample, the floor included: a communicator that
+//   of the last kWindow samples taken at destroy's return may exceed the lowest of the first
+//   kWindow by at most kSlackBytes. Memory kept raises every later sample, the floor included: a communicator that
 //   leaves its scratch, board or a channel behind (tens of KiB to MiB per round) fails, and so
 //   does 16 KiB per communicator (+576 KiB between the windows).
 // Resident memory is not what is checked: glibc keeps freed megabytes in its heaps after a large
