@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Gathers what the device check (run.sh) needs from a build into one folder a GPU machine can take
-# (its carried files are limited to 64 MiB): the GPU test programs, compress_perf, libnccl.so.2, the CUDA plugin
-# and the libraries they load, glibc's aside (the GPU machine's own are used), without debug info.
+# (its carried files are limited to 64 MiB): the GPU test programs, compress_perf, device_ceilings,
+# libnccl.so.2, the CUDA plugin and the libraries they load, glibc's aside (the GPU machine's own
+# are used), without debug info.
 #
 #   tools/device-check/bundle.sh [BUILD_DIR] [BUNDLE_DIR]     (defaults: build, device-bundle)
 #
@@ -12,7 +13,8 @@ set -euo pipefail
 build=${1:-build}
 bundle=${2:-device-bundle}
 
-programs=("$build/tests/cuda_plugin/gpu_bridge_test" "$build/tests/cuda_plugin/cuda_plugin_test" "$build/bench/compress_perf")
+programs=("$build/tests/cuda_plugin/gpu_bridge_test" "$build/tests/cuda_plugin/cuda_plugin_test" "$build/bench/compress_perf"
+  "$build/bench/device_ceilings")
 if [[ -n "${NCCL_TESTS_BUILD:-}" ]]; then
   programs+=("$NCCL_TESTS_BUILD/all_reduce_perf" "$NCCL_TESTS_BUILD/all_gather_perf" "$NCCL_TESTS_BUILD/sendrecv_perf")
 fi

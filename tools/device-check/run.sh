@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The device check (docs/gpu.md): on a machine with a GPU, from the folder bundle.sh made, runs the
-# GPU tests of the CUDA plugin and of the stream bridge, and the GPU encoder against the CPU codec
-# (compress_perf), and writes every output, and a summary, into one folder. Without a GPU it still runs: the GPU tests skip and say why.
+# The device check (docs/gpu.md): on a machine with a GPU, from the folder bundle.sh made, measures
+# the device's ceilings, runs the GPU tests of the CUDA plugin and of the stream bridge, and the GPU
+# encoder against the CPU codec (compress_perf), and writes every output, and a summary, into one
+# folder. Without a GPU it still runs: the GPU tests skip and say why.
 #
 #   tools/device-check/run.sh [BUNDLE_DIR]     (default device-bundle; results in $OUT, else
 #                                               device-check-results)
@@ -10,7 +11,9 @@ bundle=$(cd "${1:-device-bundle}" && pwd)
 out=${OUT:-$PWD/device-check-results}
 mkdir -p "$out"
 export LD_LIBRARY_PATH="$bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export DEEPCOMM_DEVICE_PLUGIN="$bundle/lib/libdeepcomm-cuda.so"
+# The bundle's CUDA plugin, unless DEEPCOMM_DEVICE_PLUGIN names another (tests/tools runs the
+# script's GPU half here on the CPU test plugin, which runs the GPU codec's kernels in emulation).
+export DEEPCOMM_DEVICE_PLUGIN="${DEEPCOMM_DEVICE_PLUGIN:-$bundle/lib/libdeepcomm-cuda.so}"
 summary="$out/summary.txt"
 : >"$summary"
 
@@ -31,6 +34,13 @@ check() {
   local rc=$?
   echo "$name: exit $rc in $((SECONDS - start)) s; $(grep -E '^\[  (PASSED|FAILED) +\]|^\[  SKIPPED \] [0-9]+ test' "$out/$name.txt" | tr '\n' ' ')" >>"$summary"
 }
+
+# The device's ceilings first (copies, the float32 sum, the doorbell-to-gate round trip) on
+# CEILING_BYTES-byte buffers: the figures below are read against them.
+check device_ceilings 120 "$bundle/bin/device_ceilings" --bytes "${CEILING_BYTES:-268435456}"
+grep -hE '^(device_ceilings|copy |sum |round trip)' "$out/device_ceilings.txt" >>"$summary"
+# The memory ceiling: the device-to-device copy's traffic (read + write), in GB/s.
+memory_gbps=$(sed -n 's/^copy d2d: .*, \([0-9.]*\) GB\/s of traffic.*/\1/p' "$out/device_ceilings.txt")
 
 check cuda_plugin_test 180 "$bundle/bin/cuda_plugin_test"
 check gpu_bridge_test 240 "$bundle/bin/gpu_bridge_test"
@@ -68,6 +78,12 @@ for spec in q8 q8,huffman,ef,chunk:4096 q8:stochastic,huffman,ef,chunk:4096 topk
       --spec "$spec" --iters 3 --engine "$engine" --output "$messages/$engine.msg"
     grep -A1 '^spec' "$out/compress_${engine}_$index.txt" | tail -1 | sed "s/^/$engine: /" >>"$summary"
   done
+  # The kernels' rates (GB/s of float32 input encoded, of output decoded) against the memory
+  # ceiling: a fraction of what the device moves at best.
+  if [[ -n "$memory_gbps" ]]; then
+    grep -A1 '^spec' "$out/compress_cuda_$index.txt" | tail -1 | awk -v ceiling="$memory_gbps" -v spec="$spec" \
+      'NF >= 8 { printf "compress %s on the GPU: encode %.3f, decode %.3f of the d2d copy (%s GB/s)\n", spec, $(NF-1) / ceiling, $NF / ceiling, ceiling }' >>"$summary"
+  fi
   if [[ ! -f "$messages/cuda.msg" ]]; then
     echo "compress $spec: no GPU message: $(tail -1 "$out/compress_cuda_$index.txt")" >>"$summary"
   elif cmp -s "$messages/cpu.msg" "$messages/cuda.msg"; then
