@@ -203,7 +203,7 @@ Timed run_on_device(const Spec& spec, const std::vector<float>& x, const Options
   const dc::bench::DeviceCodec::Call first = device.encode(0);
   t.first.bytes = first.bytes;
   t.first.nonfinite = first.nonfinite;
-  t.first.sent = x.size();
+  t.first.sent = first.sent;
   t.first.applied = spec;
   t.message = device.message(first.bytes);
   uint64_t seed = 1;

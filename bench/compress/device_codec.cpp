@@ -77,7 +77,7 @@ DeviceCodec::Call DeviceCodec::encode(uint64_t seed) {
   synchronize();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (descriptor_.result[0] == 0) fail(dcInternalError, "compress_perf: the device encode failed");
-  return {descriptor_.result[0], descriptor_.result[1] != 0, seconds};
+  return {descriptor_.result[0], descriptor_.result[1] != 0, descriptor_.result[2], seconds};
 }
 
 std::vector<uint8_t> DeviceCodec::message(uint64_t bytes) {

@@ -23,11 +23,13 @@ class DeviceCodec {
   DeviceCodec(const std::string& library, const compression::Spec& spec, const std::vector<float>& x);
   ~DeviceCodec();
 
-  // One encode with this seed: the message's bytes and whether an element was not finite, and the
-  // seconds from enqueue to completion.
+  // One encode with this seed: the message's bytes, whether an element was not finite, how many
+  // elements it sent (a top-k's k; every element of a dense spec), and the seconds from enqueue to
+  // completion.
   struct Call {
     uint64_t bytes;
     bool nonfinite;
+    uint64_t sent;
     double seconds;
   };
   Call encode(uint64_t seed);

@@ -40,5 +40,9 @@ expect 1 "^sum float32: [0-9.]* GB/s of traffic"
 expect 2 "^round trip, host .*: median [0-9.]* us"
 expect 5 "^compress .*: the GPU message is the CPU's, byte for byte"
 expect 5 "^compress .* on the GPU: encode [0-9.]*, decode [0-9.]* of the d2d copy ([0-9.]* GB/s)"
+# The GPU's rows say what the CPU's say (bytes in and out, ratio, elements kept, bits each), all
+# but the two speeds.
+rows() { grep "^$1: " "$emulated" | awk '{ for (i = 2; i <= NF - 2; ++i) printf "%s ", $i; print "" }'; }
+[ "$(rows cpu)" = "$(rows cuda)" ] || { echo "the GPU's rows differ from the CPU's:"; cat "$emulated"; exit 1; }
 echo "on the CPU test plugin:"
 cat "$emulated"
