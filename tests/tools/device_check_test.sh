@@ -25,6 +25,13 @@ done
 [ "$(grep -c "^compress .*: no GPU message: .*CUDA" "$work/results/summary.txt")" -eq 5 ] ||
   { cat "$work/results/summary.txt"; exit 1; }
 grep -q "^device_ceilings: skipped: .*CUDA" "$work/results/summary.txt" || { cat "$work/results/summary.txt"; exit 1; }
+# Where the build found compute-sanitizer, the bundle carries it and run.sh unpacks it (and, with
+# no GPU here, does not run it).
+if grep -q '^DEEPCOMM_COMPUTE_SANITIZER_DIR:PATH=/' "$build/CMakeCache.txt"; then
+  [ -f "$work/bundle/tools/compute-sanitizer.tar.gz" ] || { echo "the bundle lacks compute-sanitizer"; exit 1; }
+  grep -q "^compute-sanitizer: no GPU here, not run (.*compute-sanitizer)$" "$work/results/summary.txt" ||
+    { cat "$work/results/summary.txt"; exit 1; }
+fi
 echo "bundle: $kib KiB; summary:"
 cat "$work/results/summary.txt"
 

@@ -44,13 +44,29 @@ memory_gbps=$(sed -n 's/^copy d2d: .*, \([0-9.]*\) GB\/s of traffic.*/\1/p' "$ou
 
 check cuda_plugin_test 180 "$bundle/bin/cuda_plugin_test"
 check gpu_bridge_test 240 "$bundle/bin/gpu_bridge_test"
-if command -v compute-sanitizer >/dev/null; then
-  check memcheck 120 compute-sanitizer --tool memcheck --error-exitcode 1 "$bundle/bin/gpu_bridge_test" \
-    --gtest_filter='GpuBridge.OneRank*'
-else
-  echo "memcheck: compute-sanitizer not found on this machine" >>"$summary"
-fi
 grep -hE '^all-reduce |^compressed all-reduce |released after' "$out"/gpu_bridge_test.txt >>"$summary" 2>/dev/null
+
+# compute-sanitizer: memcheck on one run of the stream bridge, racecheck on the GPU codec's kernels
+# (their shared memory and block barriers). The machine's, else the one the bundle carries.
+sanitizer=$(command -v compute-sanitizer || true)
+unpacked=""
+if [[ -z "$sanitizer" && -f "$bundle/tools/compute-sanitizer.tar.gz" ]]; then
+  unpacked=$(mktemp -d)
+  tar -xzf "$bundle/tools/compute-sanitizer.tar.gz" -C "$unpacked" &&
+    sanitizer="$unpacked/compute-sanitizer/compute-sanitizer"
+fi
+if [[ -z "$sanitizer" ]]; then
+  echo "compute-sanitizer: none on this machine or in the bundle" >>"$summary"
+elif ! nvidia-smi -L >/dev/null 2>&1; then
+  echo "compute-sanitizer: no GPU here, not run ($sanitizer)" >>"$summary"
+else
+  check memcheck 120 "$sanitizer" --tool memcheck --error-exitcode 1 "$bundle/bin/gpu_bridge_test" \
+    --gtest_filter='GpuBridge.OneRank*'
+  check racecheck 240 "$sanitizer" --tool racecheck --error-exitcode 1 "$bundle/bin/compress_perf" --generate lognormal \
+    --count 1048576 --spec q8,huffman,ef,chunk:4096 --spec topk:0.001,q8,huffman,ef,chunk:4096 --iters 1 --engine cuda
+  grep -hE 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/memcheck.txt" "$out/racecheck.txt" >>"$summary"
+fi
+if [[ -n "$unpacked" ]]; then rm -rf "$unpacked"; fi
 
 # nccl-tests, unmodified, on DeepComm's libnccl.so.2 (when bundle.sh was given them): one rank on
 # the GPU, nccl-tests' own check of every result (-c 1), then the same captured in a CUDA graph and
