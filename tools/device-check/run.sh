@@ -22,6 +22,8 @@ summary="$out/summary.txt"
   uname -a
   nvidia-smi --query-gpu=name,driver_version,memory.total,pcie.link.gen.max,pcie.link.width.max --format=csv ||
     echo "nvidia-smi: not found or no GPU"
+  # Apart, so that a driver without one of these fields still gives the line above.
+  nvidia-smi --query-gpu=compute_cap,clocks.max.sm,clocks.max.memory,persistence_mode --format=csv 2>/dev/null
 } >"$out/preflight.txt" 2>&1
 cat "$out/preflight.txt" >>"$summary"
 
@@ -39,6 +41,11 @@ check() {
 # CEILING_BYTES-byte buffers: the figures below are read against them.
 check device_ceilings 120 "$bundle/bin/device_ceilings" --bytes "${CEILING_BYTES:-268435456}"
 grep -hE '^(device_ceilings|copy |sum |round trip)' "$out/device_ceilings.txt" >>"$summary"
+# The CUDA plugin starts only on a device with 64-bit stream memory operations (the doorbells' and
+# gates' memops; there is no gate kernel to fall back on).
+if grep -q '^device_ceilings: plugin cuda' "$out/device_ceilings.txt"; then
+  echo "memops: the device has 64-bit stream memory operations (the CUDA plugin started)" >>"$summary"
+fi
 # The memory ceiling: the device-to-device copy's traffic (read + write), in GB/s.
 memory_gbps=$(sed -n 's/^copy d2d: .*, \([0-9.]*\) GB\/s of traffic.*/\1/p' "$out/device_ceilings.txt")
 
