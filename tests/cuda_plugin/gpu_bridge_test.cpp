@@ -207,13 +207,15 @@ TEST(GpuBridge, TwoRanksReplayACapturedAllReduceRelaxedMode) {
 }
 
 // Median of iters timed calls (after warm-up), device buffers or pinned host buffers.
+constexpr int kWarmupCalls = 5;  // median_us's untimed calls before its timed ones
+
 double median_us(const std::function<void()>& call, cudaStream_t stream, int iters) {
   std::vector<double> us;
-  for (int i = 0; i < iters + 5; ++i) {
+  for (int i = 0; i < iters + kWarmupCalls; ++i) {
     const auto start = Clock::now();
     call();
     if (stream) cudaStreamSynchronize(stream);
-    if (i >= 5) us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
+    if (i >= kWarmupCalls) us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
   }
   std::sort(us.begin(), us.end());
   return us[us.size() / 2];
@@ -254,11 +256,23 @@ TEST(GpuBridge, FourRanksLatencyAndBandwidthAgainstPinnedHostBuffers) {
       "");
 }
 
+// Bytes the loopback interface has sent: over TCP on one machine, every rank's traffic (headers
+// included); 0 where the kernel does not say.
+uint64_t loopback_tx_bytes() {
+  uint64_t bytes = 0;
+  if (FILE* f = std::fopen("/sys/class/net/lo/statistics/tx_bytes", "r")) {
+    if (std::fscanf(f, "%lu", &bytes) != 1) bytes = 0;
+    std::fclose(f);
+  }
+  return bytes;
+}
+
 // DEEPCOMM_COMPRESS on device buffers, coded by the GPU's kernels (issue 31's end-to-end figure):
 // 4 ranks on one GPU over TCP, a 100 MB float32 gradient, topk:0.001,q8,huffman,ef. Its bits must be
 // the host sparsegather plan's on the same inputs (error feedback included, three rounds); then
 // the median time of the compressed device call against a dense device all-reduce of the same
-// bytes (int32, which DEEPCOMM_COMPRESS leaves dense) is printed for tools/device-check.
+// bytes (int32, which DEEPCOMM_COMPRESS leaves dense), and the bytes each puts on the wire, are
+// printed for tools/device-check.
 TEST(GpuBridge, FourRanksCompressedAllReduceCodedOnTheGpu) {
   if (const std::string why = no_gpu_reason(); !why.empty()) GTEST_SKIP() << why;
   const auto body = [](int rank, int n, ncclComm_t comm) {
@@ -284,17 +298,34 @@ TEST(GpuBridge, FourRanksCompressedAllReduceCodedOnTheGpu) {
         failures +=
             complain(rank, "round " + std::to_string(round) + ": the GPU-coded all-reduce differs from the host's");
     }
+    // The wire's bytes between two fences: every rank's calls before the first have ended, and none
+    // after the second has begun, when rank 0 reads the counter.
+    const auto wire_bytes = [&] {
+      int one = 1;
+      ncclAllReduce(&one, &one, 1, ncclInt32, ncclSum, comm, nullptr);
+      const uint64_t bytes = loopback_tx_bytes();
+      ncclAllReduce(&one, &one, 1, ncclInt32, ncclSum, comm, nullptr);
+      return bytes;
+    };
+    const int iters = 5;
+    const uint64_t before = wire_bytes();
     const double compressed =
-        median_us([&] { ncclAllReduce(in, out, count, ncclFloat, ncclSum, comm, stream); }, stream, 5);
-    const double dense = median_us([&] { ncclAllReduce(in, out, count, ncclInt32, ncclSum, comm, stream); }, stream, 5);
+        median_us([&] { ncclAllReduce(in, out, count, ncclFloat, ncclSum, comm, stream); }, stream, iters);
+    const uint64_t between = wire_bytes();
+    const double dense =
+        median_us([&] { ncclAllReduce(in, out, count, ncclInt32, ncclSum, comm, stream); }, stream, iters);
+    const uint64_t after = wire_bytes();
+    const double calls = iters + kWarmupCalls;
     ncclResult_t async = ncclSuccess;
     if (ncclCommGetAsyncError(comm, &async) != ncclSuccess || async != ncclSuccess)
       failures += complain(rank, "asynchronous error after the calls");
     if (rank == 0)
       std::printf(
           "compressed all-reduce %zu B, %d ranks on one GPU over TCP, topk:0.001,q8,huffman,ef coded on the GPU: "
-          "%.1f ms; dense device all-reduce of the same bytes: %.1f ms\n",
-          bytes, n, compressed / 1e3, dense / 1e3);
+          "%.1f ms, %.2f MB a call on the wire; dense device all-reduce of the same bytes: %.1f ms, %.2f MB a call "
+          "(all ranks' loopback bytes)\n",
+          bytes, n, compressed / 1e3, double(between - before) / calls / 1e6, dense / 1e3,
+          double(after - between) / calls / 1e6);
     cudaFree(in);
     cudaFree(out);
     cudaStreamDestroy(stream);
