@@ -28,6 +28,7 @@
 #include "compression/compression.h"
 #include "compression/gpu/emulated_decoder.h"
 #include "compression/gpu/emulated_encoder.h"
+#include "device/plugin_loader.h"
 
 namespace {
 
@@ -198,7 +199,7 @@ Timed run_on_host(const Spec& spec, const std::vector<float>& x, const Options& 
 
 Timed run_on_device(const Spec& spec, const std::vector<float>& x, const Options& o) {
   const char* plugin = std::getenv("DEEPCOMM_DEVICE_PLUGIN");
-  dc::bench::DeviceCodec device(plugin && *plugin ? plugin : "libdeepcomm-cuda.so", spec, x);
+  dc::bench::DeviceCodec device(plugin && *plugin ? plugin : dc::device::kCudaPluginLibrary, spec, x);
   Timed t;
   const dc::bench::DeviceCodec::Call first = device.encode(0);
   t.first.bytes = first.bytes;

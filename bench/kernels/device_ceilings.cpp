@@ -17,7 +17,6 @@
 #include <sched.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -29,6 +28,7 @@
 
 #include "base/error.h"
 #include "base/event_fd.h"
+#include "device/plugin_loader.h"
 #include "device/plugin_stream_queue.h"
 
 namespace {
@@ -212,7 +212,7 @@ int main(int argc, char** argv) {
   try {
     const char* library = std::getenv("DEEPCOMM_DEVICE_PLUGIN");
     const dc::device::DevicePlugin plugin =
-        dc::device::load_device_plugin(library && *library ? library : "libdeepcomm-cuda.so");
+        dc::device::load_device_plugin(library && *library ? library : dc::device::kCudaPluginLibrary);
     std::unique_ptr<dc::device::PluginStreamQueue> queue;
     try {
       queue = std::make_unique<dc::device::PluginStreamQueue>(plugin);

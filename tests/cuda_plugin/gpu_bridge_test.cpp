@@ -259,9 +259,9 @@ TEST(GpuBridge, FourRanksLatencyAndBandwidthAgainstPinnedHostBuffers) {
 // Bytes the loopback interface has sent: over TCP on one machine, every rank's traffic (headers
 // included); 0 where the kernel does not say.
 uint64_t loopback_tx_bytes() {
-  uint64_t bytes = 0;
+  unsigned long long bytes = 0;
   if (FILE* f = std::fopen("/sys/class/net/lo/statistics/tx_bytes", "r")) {
-    if (std::fscanf(f, "%lu", &bytes) != 1) bytes = 0;
+    if (std::fscanf(f, "%llu", &bytes) != 1) bytes = 0;
     std::fclose(f);
   }
   return bytes;
