@@ -103,9 +103,9 @@ int collective_by_name(const std::string& name) {
 }
 
 const std::vector<std::string>& algorithm_names() {
-  static const std::vector<std::string> names = {"ring",     "direct",       "tree",          "doubling",
-                                                 "dbtree",   "hierarchical", "pipeline",      "pairwise",
-                                                 "twophase", "sparsegather", "hiercompressed"};
+  static const std::vector<std::string> names = {"ring",     "direct",   "tree",         "doubling",
+                                                 "halving",  "dbtree",   "hierarchical", "pipeline",
+                                                 "pairwise", "twophase", "sparsegather", "hiercompressed"};
   return names;
 }
 

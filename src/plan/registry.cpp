@@ -26,6 +26,7 @@ const std::vector<Generator>& generator_registry() {
       {"tree", dcCollAllReduce, any_members, build_tree_allreduce, tree_allreduce_traffic},
       {"doubling", dcCollAllReduce, doubling_allreduce_applicable, build_doubling_allreduce,
        doubling_allreduce_traffic},
+      {"halving", dcCollAllReduce, halving_allreduce_applicable, build_halving_allreduce, halving_allreduce_traffic},
       {"dbtree", dcCollAllReduce, members_span_hosts, build_dbtree_allreduce, dbtree_allreduce_traffic},
       {"hierarchical", dcCollAllReduce, hierarchical_allreduce_applicable, build_hierarchical_allreduce,
        hierarchical_allreduce_traffic},

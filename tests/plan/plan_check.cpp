@@ -137,4 +137,36 @@ void simulate_and_check(const PlanRequest& q, TypeOp to, uint64_t seed) {
   }
 }
 
+float operand_order_input(int rank, uint64_t i) {
+  switch ((i + static_cast<uint64_t>(rank) * (i / 3 + 1)) % 3) {
+    case 0: return 0.0f;
+    case 1: return -0.0f;
+    default: {
+      uint32_t bits = 0x7fc00000u | static_cast<uint32_t>(rank + 1);
+      float nan;
+      std::memcpy(&nan, &bits, sizeof nan);
+      return nan;
+    }
+  }
+}
+
+std::vector<std::vector<float>> run_on_operand_order_inputs(const PlanRequest& q, dcRedOp_t op, std::string* error) {
+  const std::vector<Plan> plans = make_plans(q);
+  std::vector<sim::RankMemory> memories;
+  for (const Plan& p : plans) {
+    memories.push_back(sim::allocate(p, sizeof(float)));
+    for (uint64_t i = 0; i < q.count; ++i) {
+      const float v = operand_order_input(p.rank, i);
+      std::memcpy(sim::address(memories.back(), {BufId::Input, i}, sizeof(float)), &v, sizeof v);
+    }
+  }
+  *error = sim::run(plans, memories, dcFloat32, op, 1);
+  std::vector<std::vector<float>> outputs;
+  for (sim::RankMemory& m : memories) {
+    outputs.emplace_back(q.count);
+    std::memcpy(outputs.back().data(), sim::address(m, {BufId::Output, 0}, sizeof(float)), q.count * sizeof(float));
+  }
+  return outputs;
+}
+
 }  // namespace dc

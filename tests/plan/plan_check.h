@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "deepcomm/deepcomm.h"
@@ -28,5 +29,12 @@ std::vector<Plan> make_plans(PlanRequest request);
 // check for counts up to 13) and checks every output against the reference, untouched inputs out
 // of place, and bitwise-equal all-reduce results. Reports through gtest assertions.
 void simulate_and_check(const PlanRequest& q, TypeOp to, uint64_t seed);
+
+// Rank r's float32 element i: a signed zero or a NaN whose payload names the rank, so that min and
+// max give different bytes for different operand orders.
+float operand_order_input(int rank, uint64_t i);
+// Runs q's float32 all-reduce plans with op on those inputs; each rank's output, or the
+// simulator's error in *error.
+std::vector<std::vector<float>> run_on_operand_order_inputs(const PlanRequest& q, dcRedOp_t op, std::string* error);
 
 }  // namespace dc

@@ -145,10 +145,13 @@ TEST(Selector, SameChoicesAsBeforeOnOneHost) {
   }
 }
 
-TEST(Selector, OverSocketsOnOneHostDoublingForSmallRingForLarge) {
+TEST(Selector, OverSocketsOnOneHostDoublingForSmallHalvingForMediumRingForLarge) {
   EXPECT_EQ(chosen(request(dcCollAllReduce, 8, 1024, ClusterView::one_host(8, false))), "doubling");
+  EXPECT_EQ(chosen(request(dcCollAllReduce, 8, 1 << 20, ClusterView::one_host(8, false))), "halving");
   EXPECT_EQ(chosen(request(dcCollAllReduce, 8, 64 << 20, ClusterView::one_host(8, false))), "ring");
   EXPECT_EQ(chosen(request(dcCollAllReduce, 2, 16, ClusterView::one_host(2, false))), "doubling");
+  // Not a power of two: the ring.
+  EXPECT_EQ(chosen(request(dcCollAllReduce, 6, 1 << 20, ClusterView::one_host(6, false))), "ring");
 }
 
 // One host of 2 cores: each message end costs CPU time that the ranks queue for. Recursive
