@@ -18,8 +18,6 @@ using namespace plan_build;
 
 namespace {
 
-constexpr uint64_t kStagingSlots = 4;
-
 // A step and the elements of the output region it wrote (or, for a send, read).
 struct Touched {
   Range range;

@@ -31,6 +31,9 @@ Step finalize(BufRef dst, uint64_t count);
 
 // Elements per pipelining chunk (at least 1).
 uint64_t chunk_elems(const PlanRequest& request);
+// Chunk-sized staging slots that a receive-and-reduce pipeline reuses round-robin (the ring's and
+// recursive halving's): what a receive writes is still in cache when its reduction reads it.
+constexpr uint64_t kStagingSlots = 4;
 
 // Splits [0, count) into chunks of at most `chunk` elements; offsets are relative to the range.
 std::vector<Range> split_chunks(uint64_t count, uint64_t chunk);

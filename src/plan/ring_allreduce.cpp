@@ -15,8 +15,6 @@ using namespace plan_build;
 
 namespace {
 
-constexpr uint64_t kStagingSlots = 4;
-
 // What the two halves share when they run in one generator.
 struct RingState {
   uint64_t chunk = 1;
