@@ -114,6 +114,7 @@ std::shared_ptr<const ClusterView> ClusterView::subset(const std::vector<int>& m
     into.tier_group = from.tier_group;
   }
   child->shared_memory_ = shared_memory_;
+  child->receives_in_place_ = receives_in_place_;
   child->intra_host_ = intra_host_;
   child->network_ = network_;
   child->tuning_ = tuning_;
@@ -189,8 +190,8 @@ std::string tier_text(const LinkTier& t) {
 
 std::string ClusterView::serialize() const {
   std::ostringstream out;
-  out << "shm=" << shared_memory_ << ";intra=" << tier_text(intra_host_) << ";mem=" << memory_bandwidth_ << ','
-      << rank_memory_bandwidth_;
+  out << "shm=" << shared_memory_ << ";in_place=" << receives_in_place_ << ";intra=" << tier_text(intra_host_)
+      << ";mem=" << memory_bandwidth_ << ',' << rank_memory_bandwidth_;
   for (const LinkTier& t : network_) out << ";tier=" << tier_text(t);
   for (const Host& h : hosts_) {
     out << ";host=" << h.node.host << ",rails=" << h.rails << ",groups=";

@@ -58,6 +58,9 @@ struct ClusterInputs {
   std::vector<topo::NodeSummary> nodes;  // per rank, as detected; empty: a simulated cluster
   const topo::TopologyFile* file = nullptr;
   bool shared_memory = true;  // ranks of one host exchange bytes through shared memory
+  // Ranks of one host that do not share memory receive large messages straight into the
+  // destination buffer, pulled in one copy (UCX's rendezvous over cross-memory attach).
+  bool receives_in_place = false;
 };
 
 class ClusterView {
@@ -92,6 +95,8 @@ class ClusterView {
   // Every member on one host, exchanging bytes through shared memory.
   bool shares_memory(const std::vector<int>& members) const;
   bool shared_memory() const { return shared_memory_; }
+  // ClusterInputs::receives_in_place (never where ranks share memory).
+  bool receives_in_place() const { return receives_in_place_; }
 
   const std::string& host_name(int host) const { return hosts_[host].node.host; }
   const topo::NodeSummary& node(int host) const { return hosts_[host].node; }
@@ -162,6 +167,7 @@ class ClusterView {
   std::vector<int> local_index_;
   std::vector<std::vector<int>> groups_;
   bool shared_memory_ = true;
+  bool receives_in_place_ = false;
   LinkTier intra_host_;
   std::vector<LinkTier> network_;
   std::vector<topo::TuningRule> tuning_;

@@ -34,6 +34,7 @@ std::shared_ptr<const ClusterView> ClusterView::build(const ClusterInputs& in) {
     view->host_of_.push_back(index.emplace(id, static_cast<int>(index.size())).first->second);
   view->place_ranks();
   view->shared_memory_ = in.shared_memory;
+  view->receives_in_place_ = in.receives_in_place && !in.shared_memory;
   view->intra_host_ = in.shared_memory ? default_shared_memory_tier() : default_loopback_tier();
   view->memory_bandwidth_ = default_memory_bandwidth();
   view->rank_memory_bandwidth_ = default_rank_memory_bandwidth();

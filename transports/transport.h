@@ -156,6 +156,9 @@ class Transport {
     return MemoryRegistration{addr, size, nullptr};
   }
   virtual void deregister_memory(MemoryRegistration&) {}
+  // Whether its connections between ranks of one host receive large messages straight into the
+  // destination buffer, pulled in one copy (ClusterInputs::receives_in_place; plans take it).
+  virtual bool receives_in_place_on_host() const { return false; }
   // What of this transport outlives it in the engine's pending handlers (its listener, shut down
   // by a handler it posts when destroyed): expired when all of it is freed. Empty where nothing
   // does. Engine thread only.

@@ -3,6 +3,7 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
@@ -25,6 +26,7 @@ std::string RankCard::encode() const {
   std::ostringstream out;
   out << "host=" << host << '\n' << "pid=" << pid << '\n' << "nonce=" << nonce << '\n' << "node=" << node << '\n';
   for (const auto& c : config) out << "config=" << c << '\n';
+  out << "in_place=" << receives_in_place << '\n';
   for (const auto& [name, addr] : addresses) out << "addr." << name << '=' << addr << '\n';
   return out.str();
 }
@@ -49,6 +51,7 @@ RankCard RankCard::decode(const std::string& blob) {
         fail(dcRemoteError, "DeepComm: a rank's card has a bad nonce");
     } else if (key == "node") card.node = value;
     else if (key == "config") card.config.push_back(value);
+    else if (key == "in_place") card.receives_in_place = value == "1";
     else if (key.rfind("addr.", 0) == 0) card.addresses[key.substr(5)] = value;
   }
   return card;
@@ -84,9 +87,13 @@ RankCard open_transports(dcComm* comm, const Secret& secret) {
   // `auto` offers UCX too where this node has an RDMA port that is up; a peer on another host
   // that offers it as well is then reached through UCX (pick_transport).
   const bool auto_ucx = choice == TransportChoice::Auto && topo::has_active_rdma_port(local_node_summary());
-  card.addresses = call_on_engine(
+  struct Published {
+    std::map<std::string, std::string> addresses;
+    bool receives_in_place = false;
+  };
+  Published published = call_on_engine(
       [links, options, choice, auto_ucx] {
-        std::map<std::string, std::string> addresses;
+        Published out;
         using T = TransportChoice;
         if (choice == T::Auto || choice == T::Tcp) links->transports.push_back(make_tcp_transport(options));
         if (choice == T::Auto || choice == T::Shm || choice == T::Ucx)
@@ -101,10 +108,14 @@ RankCard open_transports(dcComm* comm, const Secret& secret) {
                     e.what());
           }
         }
-        for (auto& t : links->transports) addresses[t->name()] = t->address();
-        return addresses;
+        for (auto& t : links->transports) out.addresses[t->name()] = t->address();
+        // Only where every peer, local ones included, is reached over UCX.
+        out.receives_in_place = choice == T::UcxAll && links->transports.back()->receives_in_place_on_host();
+        return out;
       },
       comm->config.connect_timeout_ms, "creating transports");
+  card.addresses = std::move(published.addresses);
+  card.receives_in_place = published.receives_in_place;
   return card;
 }
 
@@ -207,6 +218,7 @@ std::shared_ptr<const ClusterView> build_cluster_view(const Config& config, cons
   }
   in.file = config.topology_file.get();
   in.shared_memory = config.transport != TransportChoice::Tcp && config.transport != TransportChoice::UcxAll;
+  in.receives_in_place = std::all_of(cards.begin(), cards.end(), [](const RankCard& c) { return c.receives_in_place; });
   return ClusterView::build(in);
 }
 

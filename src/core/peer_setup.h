@@ -24,6 +24,7 @@ struct RankCard {
   std::vector<std::string> config;               // plan-shaping entries
   std::string node;                              // this rank's node summary (local_node.h), as hex
   std::map<std::string, std::string> addresses;  // transport name -> address
+  bool receives_in_place = false;                // Transport::receives_in_place_on_host, over UCX
 
   std::string encode() const;
   // Throws dc::Error(dcRemoteError) for a card over kMaxBytes or a malformed entry.

@@ -70,7 +70,9 @@ bool halving_allreduce_applicable(const PlanRequest& request, const std::vector<
   if (n < 2 || (n & (n - 1)) != 0) return false;
   if (members_span_hosts(request, members) || members_share_memory(request, members)) return false;
   const uint64_t bytes = request.count * request.elem_size;
-  return bytes >= n * kHalvingMinSegmentBytes && bytes <= n * kHalvingMaxSegmentBytes;
+  if (bytes < n * kHalvingMinSegmentBytes) return false;
+  const bool in_place = request.cluster && request.cluster->receives_in_place();
+  return bytes <= (in_place ? kHalvingMaxBytesInPlace : n * kHalvingMaxSegmentBytes);
 }
 
 void build_halving_allreduce(BuildSpace& sp) {

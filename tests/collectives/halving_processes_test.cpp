@@ -3,6 +3,7 @@
 // in place and out of place, several datatypes and ops, with halves that differ by an element.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 
 #include "tests/support/collective_check.h"
@@ -63,6 +64,55 @@ TEST_P(HalvingOnProcesses, ChosenAndExact) {
       },
       200);
   EXPECT_EQ(errors, "");
+}
+
+// The plan's algorithm for a float32 all-reduce of `count` elements, "" where there is none.
+std::string algorithm_of(dcComm_t comm, size_t count) {
+  std::string json(1 << 20, '\0');
+  size_t len = json.size();
+  if (dcCommPlanJson(comm, dcCollAllReduce, count, dcFloat32, -1, json.data(), &len) != dcSuccess) return "";
+  const std::string key = "\"algorithm\":\"";
+  const size_t at = json.find(key);
+  if (at == std::string::npos) return "";
+  const size_t from = at + key.size();
+  return json.substr(from, json.find('"', from) - from);
+}
+
+// Over UCX on one host, where UCX receives ordinary memory in place (cross-memory attach, the
+// default), halving also takes vectors far beyond its range over sockets. Where one rank stages
+// (DEEPCOMM_UCX_IN_PLACE=never), every rank keeps the ring there: the ranks agree on the plan.
+TEST(HalvingOverUcx, LargeVectorsWhereEveryRankReceivesInPlace) {
+  if (const std::string why = dctest::transport_unavailable("ucx-all"); !why.empty()) GTEST_SKIP() << why;
+  constexpr size_t kCount = (4u << 20) / 4 + 3;  // 4 MiB and an odd tail: 1 MiB a rank, past 256 KiB
+  for (const bool one_stages : {false, true}) {
+    std::string errors = dctest::run_as_processes(
+        4, {{"DEEPCOMM_TRANSPORT", "ucx-all"}},
+        [&](int rank, int n, const dcUniqueId& id) {
+          if (one_stages && rank == 2) setenv("DEEPCOMM_UCX_IN_PLACE", "never", 1);
+          dcComm_t comm = nullptr;
+          if (dcCommInitRank(&comm, n, &id, rank, nullptr) != dcSuccess) {
+            fprintf(stderr, "init: %s\n", dcGetLastError());
+            return 2;
+          }
+          int failures = 0;
+          const std::string expected = one_stages ? "ring" : "halving";
+          if (const std::string got = algorithm_of(comm, kCount); got != expected) {
+            fprintf(stderr, "rank %d: the plan is \"%s\", not %s\n", rank, got.c_str(), expected.c_str());
+            ++failures;
+          }
+          for (const bool in_place : {false, true}) {
+            dctest::Case c;
+            c.count = kCount;
+            c.in_place = in_place;
+            const std::string e = dctest::run_case(comm, c);
+            if (!e.empty() && failures++ < 5) fprintf(stderr, "rank %d: %s\n", rank, e.c_str());
+          }
+          dcCommDestroy(comm);
+          return failures ? 1 : 0;
+        },
+        200);
+    EXPECT_EQ(errors, "") << (one_stages ? "rank 2 staging" : "every rank in place");
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, HalvingOnProcesses,

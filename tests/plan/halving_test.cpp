@@ -1,9 +1,11 @@
 // The recursive halving and doubling all-reduce: it reduces like every other plan (uneven halves,
 // several chunks a half, in place, avg's finalize), every rank gets bitwise the same bytes, a call
-// is 2 log2(n) exchanges deep, and it applies where it was measured to pay only.
+// is 2 log2(n) exchanges deep, and it applies where it was measured to pay only (larger vectors
+// where the transport receives in place).
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -13,6 +15,7 @@
 #include "src/plan/select.h"
 #include "tests/plan/plan_check.h"
 #include "tests/plan/plan_invariants.h"
+#include "topology/cluster_view.h"
 
 namespace dc {
 namespace {
@@ -132,6 +135,42 @@ TEST(HalvingAllReduce, AppliesWhereItWasMeasuredToPay) {
     any.count = n * kHalvingMaxSegmentBytes / 4 + 1;
     EXPECT_EQ(price_candidates(any).front().generator->name, std::string("ring")) << "n=" << n;
   }
+}
+
+// A view of n ranks on one host that reach each other over UCX receiving in place.
+std::shared_ptr<const ClusterView> receiving_in_place(int n, bool shared_memory = false) {
+  ClusterInputs in;
+  in.host_ids.assign(n, "host");
+  in.shared_memory = shared_memory;
+  in.receives_in_place = true;
+  return ClusterView::build(in);
+}
+
+TEST(HalvingAllReduce, AppliesToLargeVectorsWhereTheTransportReceivesInPlace) {
+  const Generator* halving = find_generator(dcCollAllReduce, "halving");
+  ASSERT_NE(halving, nullptr);
+  for (int n : {4, 8}) {
+    PlanRequest q = halving_request(n, kHalvingMaxBytesInPlace / 4);
+    q.cluster = receiving_in_place(n);
+    EXPECT_TRUE(halving->applicable(q, everyone(n))) << "n=" << n;
+    q.count = kHalvingMaxBytesInPlace / 4 + 1;
+    EXPECT_FALSE(halving->applicable(q, everyone(n))) << "n=" << n;  // beyond what was measured
+    q.count = floor_count(n, 4) - 1;
+    EXPECT_FALSE(halving->applicable(q, everyone(n))) << "n=" << n;  // the floor stays
+    // The cost model takes it over the ring there (8 MiB at n ranks), the sockets' view does not offer it.
+    PlanRequest any = halving_request(n, (8 << 20) / 4);
+    any.algorithms = AlgorithmFilter();
+    any.cluster = receiving_in_place(n);
+    EXPECT_EQ(price_candidates(any).front().generator->name, std::string("halving")) << "n=" << n;
+    any.cluster = ClusterView::one_host(n, false);
+    EXPECT_EQ(price_candidates(any).front().generator->name, std::string("ring")) << "n=" << n;
+  }
+  // Ranks that share memory never receive through a transport: the view drops the flag.
+  EXPECT_FALSE(receiving_in_place(4, true)->receives_in_place());
+  EXPECT_TRUE(receiving_in_place(4)->receives_in_place());
+  // A child communicator keeps it, and the cache key tells the two views apart.
+  EXPECT_TRUE(receiving_in_place(4)->subset({0, 2})->receives_in_place());
+  EXPECT_NE(receiving_in_place(4)->hash(), ClusterView::one_host(4, false)->hash());
 }
 
 }  // namespace

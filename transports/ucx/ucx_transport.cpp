@@ -157,6 +157,7 @@ class UcxTransport : public Transport {
   std::weak_ptr<const void> remains() const override { return connector_; }
   const char* name() const override { return "ucx"; }
   std::string address() const override { return address_; }
+  bool receives_in_place_on_host() const override { return ucx_moves_in_place(true); }
 
   void connect(int peer, const std::string& peer_address, int timeout_ms, ConnectDone done) override {
     if (peer == rank_) return report(done, Status::failure(dcInvalidArgument, "ucx transport: cannot connect to self"));
