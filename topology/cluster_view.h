@@ -59,7 +59,8 @@ struct ClusterInputs {
   const topo::TopologyFile* file = nullptr;
   bool shared_memory = true;  // ranks of one host exchange bytes through shared memory
   // Ranks of one host that do not share memory receive large messages straight into the
-  // destination buffer, pulled in one copy (UCX's rendezvous over cross-memory attach).
+  // destination buffer, not through staging (UCX in place: by default where cross-memory attach
+  // lets the receiver pull each payload in one copy).
   bool receives_in_place = false;
 };
 

@@ -157,7 +157,7 @@ class Transport {
   }
   virtual void deregister_memory(MemoryRegistration&) {}
   // Whether its connections between ranks of one host receive large messages straight into the
-  // destination buffer, pulled in one copy (ClusterInputs::receives_in_place; plans take it).
+  // destination buffer, not through staging (ClusterInputs::receives_in_place; plans read it).
   virtual bool receives_in_place_on_host() const { return false; }
   // What of this transport outlives it in the engine's pending handlers (its listener, shut down
   // by a handler it posts when destroyed): expired when all of it is freed. Empty where nothing
