@@ -109,8 +109,9 @@ RankCard open_transports(dcComm* comm, const Secret& secret) {
           }
         }
         for (auto& t : links->transports) out.addresses[t->name()] = t->address();
-        // Only where every peer, local ones included, is reached over UCX.
-        out.receives_in_place = choice == T::UcxAll && links->transports.back()->receives_in_place_on_host();
+        // Only where whichever transport reaches a local peer receives in place (ucx-all's UCX alone).
+        out.receives_in_place = std::all_of(links->transports.begin(), links->transports.end(),
+                                            [](const auto& t) { return t->receives_in_place_on_host(); });
         return out;
       },
       comm->config.connect_timeout_ms, "creating transports");

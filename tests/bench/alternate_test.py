@@ -19,7 +19,7 @@ REPO = sys.argv[1]
 SCRIPT = os.path.join(REPO, "bench", "compare", "alternate.py")
 
 # The stand-in's table: size, then out-of-place time, then in-place time ("N/A": none), in us.
-# It reads the run's number from a counter file beside the log, and times grow with it.
+# The run's number is the log's line count once it logged itself, and times grow with it.
 LAUNCHER = r'''#!/usr/bin/python3
 import os, sys
 base, build = %r, %r

@@ -16,6 +16,18 @@ struct HalvingSetup {
   const char* transport;
 };
 
+// The plan's algorithm for a float32 all-reduce of `count` elements, "" where there is none.
+std::string algorithm_of(dcComm_t comm, size_t count) {
+  std::string json(1 << 20, '\0');
+  size_t len = json.size();
+  if (dcCommPlanJson(comm, dcCollAllReduce, count, dcFloat32, -1, json.data(), &len) != dcSuccess) return "";
+  const std::string key = "\"algorithm\":\"";
+  const size_t at = json.find(key);
+  if (at == std::string::npos) return "";
+  const size_t from = at + key.size();
+  return json.substr(from, json.find('"', from) - from);
+}
+
 class HalvingOnProcesses : public ::testing::TestWithParam<HalvingSetup> {};
 
 // Each rank's final segment is about 96 KiB, inside the range where halving applies; the odd
@@ -47,12 +59,8 @@ TEST_P(HalvingOnProcesses, ChosenAndExact) {
           return 2;
         }
         int failures = 0;
-        std::string json(1 << 20, '\0');
-        size_t len = json.size();
-        if (dcCommPlanJson(comm, dcCollAllReduce, medium_count(n, dcFloat32), dcFloat32, -1, json.data(), &len) !=
-                dcSuccess ||
-            json.find("\"algorithm\":\"halving\"") == std::string::npos) {
-          fprintf(stderr, "rank %d: the plan is not recursive halving: %.200s\n", rank, json.c_str());
+        if (const std::string got = algorithm_of(comm, medium_count(n, dcFloat32)); got != "halving") {
+          fprintf(stderr, "rank %d: the plan is \"%s\", not halving\n", rank, got.c_str());
           ++failures;
         }
         for (const auto& c : cases) {
@@ -64,18 +72,6 @@ TEST_P(HalvingOnProcesses, ChosenAndExact) {
       },
       200);
   EXPECT_EQ(errors, "");
-}
-
-// The plan's algorithm for a float32 all-reduce of `count` elements, "" where there is none.
-std::string algorithm_of(dcComm_t comm, size_t count) {
-  std::string json(1 << 20, '\0');
-  size_t len = json.size();
-  if (dcCommPlanJson(comm, dcCollAllReduce, count, dcFloat32, -1, json.data(), &len) != dcSuccess) return "";
-  const std::string key = "\"algorithm\":\"";
-  const size_t at = json.find(key);
-  if (at == std::string::npos) return "";
-  const size_t from = at + key.size();
-  return json.substr(from, json.find('"', from) - from);
 }
 
 // Over UCX on one host, where UCX receives ordinary memory in place (cross-memory attach, the
